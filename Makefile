@@ -1,0 +1,106 @@
+# Bastion: one binary (manager, runner, dev, user), its CRDs and its console.
+# `make dev` runs the product on an embedded control plane; `make test` runs
+# every test. Both build what they need first.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+# Kubernetes version of the envtest control plane. It must be the minor that
+# the k8s.io/api in go.mod belongs to (controller-runtime v0.25 -> k8s 1.37).
+K8S_VERSION ?= v1.37.1
+ETCD_VERSION ?= v3.6.16
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+GOTESTSUM_VERSION ?= v1.13.0
+
+ENVTEST_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bastion/envtest
+ENVTEST_ASSETS := $(ENVTEST_CACHE)/k8s-$(K8S_VERSION:v%=%)-etcd-$(ETCD_VERSION:v%=%)-linux-amd64
+export KUBEBUILDER_ASSETS := $(ENVTEST_ASSETS)
+
+LOCALBIN := $(CURDIR)/bin
+CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+GOTESTSUM := $(LOCALBIN)/gotestsum-$(GOTESTSUM_VERSION)
+BASTION := $(LOCALBIN)/bastion
+
+VERSION ?= 0.1.0-$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/bastion-dev/bastion/internal/version.Version=$(VERSION)
+
+GO_SOURCES := $(shell find . -name '*.go' -not -path './console/node_modules/*' -not -path './bin/*')
+CONSOLE_SOURCES := $(shell find console/src console/index.html console/package.json console/vite.config.* console/tsconfig*.json -type f 2>/dev/null)
+
+.PHONY: all
+all: build
+
+##@ Help
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+.PHONY: dev
+dev: envtest-assets build ## Run Bastion on an embedded control plane (prints URL and login).
+	$(BASTION) dev $(DEV_ARGS)
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the kubebuilder markers.
+	$(CONTROLLER_GEN) crd rbac:roleName=bastion-manager paths=./api/... paths=./controllers/... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: envtest-assets
+envtest-assets: $(ENVTEST_ASSETS)/kube-apiserver ## Build etcd, kube-apiserver and kubectl from Go modules (cached outside the repo).
+
+$(ENVTEST_ASSETS)/kube-apiserver:
+	hack/envtest-assets.sh $(K8S_VERSION) $(ETCD_VERSION) $(ENVTEST_ASSETS)
+
+##@ Build
+.PHONY: build
+build: $(BASTION) ## Build bin/bastion with the console embedded.
+
+$(BASTION): console/dist/index.html $(GO_SOURCES) go.mod go.sum
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $@ .
+
+.PHONY: console
+console: console/dist/index.html ## Build the console into console/dist.
+
+console/node_modules/.package-lock.json: console/package-lock.json
+	cd console && npm ci --no-audit --no-fund
+
+console/dist/index.html: console/node_modules/.package-lock.json $(CONSOLE_SOURCES)
+	cd console && npm run build
+
+##@ Test
+.PHONY: test
+test: envtest-assets vet test-go test-console test-e2e ## Run every test: vet, Go (unit + envtest + e2e), console (types, Vitest, Playwright).
+
+.PHONY: vet
+vet: console/dist/index.html
+	go vet ./...
+
+.PHONY: test-go
+test-go: envtest-assets console/dist/index.html $(GOTESTSUM) $(BASTION) ## Go unit, envtest and end-to-end tests.
+	BASTION_BIN=$(BASTION) $(GOTESTSUM) --format testname -- -count=1 ./...
+
+.PHONY: test-console
+test-console: console/node_modules/.package-lock.json ## Console type check and Vitest.
+	cd console && npm run typecheck && npm test
+
+.PHONY: test-e2e
+test-e2e: envtest-assets $(BASTION) ## Playwright against `bastion dev` on a free port.
+	cd console && BASTION_BIN=$(BASTION) npm run e2e
+
+##@ Tools
+$(CONTROLLER_GEN):
+	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+	mv $(LOCALBIN)/controller-gen $@
+
+$(GOTESTSUM):
+	GOBIN=$(LOCALBIN) go install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
+	mv $(LOCALBIN)/gotestsum $@
+
+.PHONY: clean
+clean: ## Remove build output (not the envtest cache).
+	rm -rf bin console/node_modules console/test-results console/playwright-report
+	find console/dist -mindepth 1 -not -name .keep -delete 2>/dev/null || true

@@ -1,0 +1,24 @@
+package apiserver
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// apiRoutes is the /api route tree. It reads like spec §7, and grows with
+// it: one Routes() per resource, mounted here.
+func (s *Server) apiRoutes() chi.Router {
+	r := chi.NewRouter()
+
+	r.Get("/ping", s.ping)
+	r.Get("/info", s.info)
+
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		fail(w, http.StatusNotFound, "not found: "+r.Method+" "+r.URL.Path)
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		fail(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+r.URL.Path)
+	})
+	return r
+}

@@ -1,0 +1,50 @@
+// Package apiserver serves Bastion's HTTP surface on one port: the /api
+// routes that Semaphore clients expect, and the embedded console. It reads
+// and writes Kubernetes resources and never calls a reconciler.
+package apiserver
+
+import (
+	"io/fs"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// Options configures the server.
+type Options struct {
+	// Version is reported by GET /api/info.
+	Version string
+	// PublicURL is the address users reach the console at (web_host).
+	PublicURL string
+	// Console is the built console (index.html and assets/).
+	Console fs.FS
+}
+
+// Server is the HTTP handler of the manager.
+type Server struct {
+	opts Options
+}
+
+// New returns the manager's HTTP handler.
+func New(opts Options) http.Handler {
+	s := &Server{opts: opts}
+	r := chi.NewRouter()
+	// Fixed order: request id, recovery, then the routes. Logging,
+	// authentication and CSRF join here with the sign-in work.
+	r.Use(middleware.RequestID, middleware.Recoverer, securityHeaders)
+	r.Mount("/api", s.apiRoutes())
+	r.Handle("/*", newConsoleHandler(opts.Console))
+	return r
+}
+
+// securityHeaders sets the headers every answer should carry.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
+}

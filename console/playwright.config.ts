@@ -1,0 +1,46 @@
+import { defineConfig, devices } from '@playwright/test';
+
+// Browsers cannot be downloaded here, so Playwright drives Debian's chromium.
+const chromium = {
+  browserName: 'chromium' as const,
+  launchOptions: {
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  },
+};
+
+export default defineConfig({
+  testDir: 'e2e',
+  outputDir: 'test-results',
+  // Starts `bastion dev` unless BASTION_URL names a running server; see the file.
+  globalSetup: './e2e/global-setup.ts',
+  // One server, two cores: parallel workers would only fight over them.
+  workers: 1,
+  forbidOnly: !!process.env.CI,
+  reporter: 'list',
+  use: {
+    // Workers load this file again after globalSetup has set BASTION_URL.
+    baseURL: process.env.BASTION_URL,
+    headless: true,
+    screenshot: 'on',
+    trace: 'retain-on-failure',
+  },
+  projects: [
+    {
+      name: 'desktop',
+      use: { ...devices['Desktop Chrome'], ...chromium, viewport: { width: 1280, height: 800 } },
+    },
+    {
+      name: 'mobile',
+      use: { ...devices['Pixel 7'], ...chromium, viewport: { width: 390, height: 844 } },
+    },
+  ],
+});

@@ -1,0 +1,141 @@
+// Package controllers holds one reconciler per Bastion kind. The controllers
+// know nothing of HTTP: the API server writes resources, and these bring the
+// cluster in line with them.
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+)
+
+// NamespacePrefix starts the name of every project namespace, so that a
+// project called "default" or "kube-system" can never take over a system
+// namespace.
+const NamespacePrefix = "bastion-"
+
+// ProjectReconciler gives every Project its own Namespace.
+type ProjectReconciler struct {
+	client.Client
+}
+
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;delete
+
+// Reconcile creates the project's namespace and records it in the status.
+func (r *ProjectReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	project := &bastionv1.Project{}
+	if err := r.Get(ctx, req.NamespacedName, project); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+
+	if !project.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.reconcileDelete(ctx, project)
+	}
+	if controllerutil.AddFinalizer(project, bastionv1.ProjectFinalizer) {
+		// Persist the finalizer before creating anything it must clean up.
+		return ctrl.Result{}, r.Update(ctx, project)
+	}
+
+	before := project.DeepCopy()
+	defer func() {
+		project.Status.ObservedGeneration = project.Generation
+		if err != nil {
+			setReady(project, metav1.ConditionFalse, bastionv1.ReasonReconcileError, err.Error())
+		}
+		if patchErr := r.Status().Patch(ctx, project, client.MergeFrom(before)); patchErr != nil && !apierrors.IsNotFound(patchErr) {
+			err = patchErr
+		}
+	}()
+
+	return ctrl.Result{}, r.reconcileNamespace(ctx, project)
+}
+
+// reconcileNamespace makes sure the project's namespace exists and is ours.
+func (r *ProjectReconciler) reconcileNamespace(ctx context.Context, project *bastionv1.Project) error {
+	name := ProjectNamespace(project.Name)
+	ns := &corev1.Namespace{}
+	err := r.Get(ctx, client.ObjectKey{Name: name}, ns)
+	switch {
+	case apierrors.IsNotFound(err):
+		ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name:   name,
+			Labels: map[string]string{bastionv1.LabelProject: project.Name},
+		}}
+		if err := controllerutil.SetControllerReference(project, ns, r.Scheme()); err != nil {
+			return err
+		}
+		if err := r.Create(ctx, ns); err != nil {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+		log.FromContext(ctx).Info("created project namespace", "namespace", name)
+	case err != nil:
+		return err
+	case !metav1.IsControlledBy(ns, project):
+		setReady(project, metav1.ConditionFalse, bastionv1.ReasonNamespaceConflict,
+			fmt.Sprintf("namespace %s already exists and does not belong to this project", name))
+		project.Status.Namespace = ""
+		return nil
+	}
+
+	project.Status.Namespace = name
+	setReady(project, metav1.ConditionTrue, bastionv1.ReasonReconciled, "namespace "+name+" is ready")
+	return nil
+}
+
+// reconcileDelete removes the project's namespace, then the finalizer.
+func (r *ProjectReconciler) reconcileDelete(ctx context.Context, project *bastionv1.Project) error {
+	if !controllerutil.ContainsFinalizer(project, bastionv1.ProjectFinalizer) {
+		return nil
+	}
+	ns := &corev1.Namespace{}
+	err := r.Get(ctx, client.ObjectKey{Name: ProjectNamespace(project.Name)}, ns)
+	if err == nil && metav1.IsControlledBy(ns, project) && ns.DeletionTimestamp.IsZero() {
+		if err := r.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	} else if client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	controllerutil.RemoveFinalizer(project, bastionv1.ProjectFinalizer)
+	return r.Update(ctx, project)
+}
+
+// ProjectNamespace is the namespace that holds a project's resources. The
+// Project CRD limits names to DNS labels of at most 55 characters, so the
+// prefixed name is always a valid namespace name.
+func ProjectNamespace(projectName string) string {
+	return NamespacePrefix + projectName
+}
+
+func setReady(project *bastionv1.Project, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&project.Status.Conditions, metav1.Condition{
+		Type:               bastionv1.ConditionReady,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: project.Generation,
+	})
+}
+
+// SetupWithManager registers the reconciler: it watches Projects and the
+// Namespaces they own.
+func (r *ProjectReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&bastionv1.Project{}).
+		Owns(&corev1.Namespace{}).
+		Named("project").
+		Complete(r)
+}

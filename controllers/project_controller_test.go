@@ -1,0 +1,153 @@
+package controllers_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/controllers"
+)
+
+const (
+	timeout  = 10 * time.Second
+	interval = 100 * time.Millisecond
+)
+
+func newProject(name string) *bastionv1.Project {
+	return &bastionv1.Project{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       bastionv1.ProjectSpec{DisplayName: "Project " + name},
+	}
+}
+
+func readyCondition(g Gomega, name string) *metav1.Condition {
+	p := &bastionv1.Project{}
+	g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Name: name}, p)).To(Succeed())
+	return meta.FindStatusCondition(p.Status.Conditions, bastionv1.ConditionReady)
+}
+
+func TestProjectReconciler_createsNamespaceAndReportsReady(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(k8sClient.Create(ctx, newProject("web"))).To(Succeed())
+
+	ns := &corev1.Namespace{}
+	g.Eventually(func() error {
+		return k8sClient.Get(ctx, client.ObjectKey{Name: "bastion-web"}, ns)
+	}, timeout, interval).Should(Succeed())
+	g.Expect(ns.Labels).To(HaveKeyWithValue(bastionv1.LabelProject, "web"))
+	g.Expect(ns.OwnerReferences).To(ContainElement(HaveField("Name", "web")))
+
+	g.Eventually(func(g Gomega) {
+		p := &bastionv1.Project{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "web"}, p)).To(Succeed())
+		g.Expect(p.Status.Namespace).To(Equal("bastion-web"))
+		cond := meta.FindStatusCondition(p.Status.Conditions, bastionv1.ConditionReady)
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(cond.Reason).To(Equal(bastionv1.ReasonReconciled))
+		g.Expect(p.Finalizers).To(ContainElement(bastionv1.ProjectFinalizer))
+	}, timeout, interval).Should(Succeed())
+}
+
+func TestProjectReconciler_refusesANamespaceThatBelongsToSomethingElse(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	foreign := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: controllers.ProjectNamespace("taken")}}
+	g.Expect(k8sClient.Create(ctx, foreign)).To(Succeed())
+	g.Expect(k8sClient.Create(ctx, newProject("taken"))).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		cond := readyCondition(g, "taken")
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(cond.Reason).To(Equal(bastionv1.ReasonNamespaceConflict))
+		g.Expect(cond.Message).To(ContainSubstring("bastion-taken"))
+	}, timeout, interval).Should(Succeed())
+
+	// The foreign namespace is left alone.
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
+	g.Expect(foreign.OwnerReferences).To(BeEmpty())
+}
+
+func TestProjectReconciler_deletesItsNamespaceWithTheProject(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	project := newProject("short-lived")
+	g.Expect(k8sClient.Create(ctx, project)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		cond := readyCondition(g, "short-lived")
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+	}, timeout, interval).Should(Succeed())
+
+	g.Expect(k8sClient.Delete(ctx, project)).To(Succeed())
+
+	// envtest runs no namespace controller, so a deleted namespace stays
+	// Terminating: what proves the delete is its deletion timestamp.
+	g.Eventually(func(g Gomega) {
+		ns := &corev1.Namespace{}
+		err := k8sClient.Get(ctx, client.ObjectKey{Name: "bastion-short-lived"}, ns)
+		if !apierrors.IsNotFound(err) {
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(ns.DeletionTimestamp).NotTo(BeNil())
+		}
+	}, timeout, interval).Should(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Name: "short-lived"}, &bastionv1.Project{}))
+	}, timeout, interval).Should(BeTrue())
+}
+
+func TestProjectCRD_rejectsInvalidSpecs(t *testing.T) {
+	ctx := context.Background()
+	cases := map[string]struct {
+		project *bastionv1.Project
+		message string
+	}{
+		"name too long for its namespace": {
+			project: newProject(strings.Repeat("a", 56)),
+			message: "at most 55 characters",
+		},
+		"name with a dot": {
+			project: newProject("my.project"),
+			message: "DNS label",
+		},
+		"negative max parallel tasks": {
+			project: func() *bastionv1.Project {
+				p := newProject("negative")
+				p.Spec.MaxParallelTasks = -1
+				return p
+			}(),
+			message: "spec.maxParallelTasks",
+		},
+		"no display name": {
+			project: &bastionv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "nameless"}},
+			message: "spec.displayName",
+		},
+		"unknown role": {
+			project: func() *bastionv1.Project {
+				p := newProject("roles")
+				p.Spec.Members = []bastionv1.ProjectMember{{User: "alice", Role: "superuser"}}
+				return p
+			}(),
+			message: "spec.members[0].role",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			err := k8sClient.Create(ctx, tc.project)
+			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "expected Invalid, got %v", err)
+			g.Expect(err.Error()).To(ContainSubstring(tc.message))
+		})
+	}
+}

@@ -1,0 +1,217 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/config/crd"
+	"github.com/bastion-dev/bastion/internal/controlplane"
+	"github.com/bastion-dev/bastion/internal/users"
+)
+
+// devNamespace is the manager's namespace on the embedded control plane.
+const devNamespace = "bastion-system"
+
+type devOptions struct {
+	listen    string
+	dataDir   string
+	assetsDir string
+}
+
+func defaultDataDir() string {
+	if xdg := os.Getenv("XDG_DATA_HOME"); xdg != "" {
+		return filepath.Join(xdg, "bastion", "dev")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "bastion-dev")
+	}
+	return filepath.Join(home, ".local", "share", "bastion", "dev")
+}
+
+func defaultAssetsDir() string {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir
+	}
+	return controlplane.DefaultAssetsDir()
+}
+
+// runDev runs the whole product on a local control plane: etcd and
+// kube-apiserver, the CRDs, the controllers, the API and the console. Its
+// state lives in the data dir, so a restart keeps projects and users.
+func runDev(args []string, stdout, stderr io.Writer) error {
+	opts := devOptions{}
+	fs := newFlagSet("dev", stderr)
+	fs.StringVar(&opts.listen, "listen", "127.0.0.1:3000", "address of the API and the console")
+	fs.StringVar(&opts.dataDir, "data-dir", defaultDataDir(), "directory for etcd data, logs and the kubeconfig")
+	fs.StringVar(&opts.assetsDir, "assets", defaultAssetsDir(), "directory with the etcd and kube-apiserver binaries (make envtest-assets)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.ConsoleEncoder(), zap.WriteTo(stderr)))
+
+	// Take over SIGINT and SIGTERM before anything starts: with Go's
+	// default action, a Ctrl-C during start-up would end this process and
+	// orphan etcd and kube-apiserver, which run in their own process groups.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	// Everything that can be refused cheaply is checked before the control
+	// plane starts, so a refusal leaves nothing running.
+	dataDir, lock, err := prepareDataDir(opts.dataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	ln, err := listen(opts.listen)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if err := controlplane.CheckAssets(opts.assetsDir); err != nil {
+		return err
+	}
+	if pids, err := controlplane.KillLeftovers(dataDir); err != nil {
+		return err
+	} else if len(pids) > 0 {
+		fmt.Fprintf(stderr, "stopped %d control-plane processes left by an earlier run: %v\n", len(pids), pids)
+	}
+
+	crds, err := crd.CRDs()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "starting etcd and kube-apiserver (data in %s)...\n", dataDir)
+	cp, err := controlplane.Start(controlplane.Options{AssetsDir: opts.assetsDir, DataDir: dataDir, CRDs: crds})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Fprintln(stderr, "stopping the control plane...")
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintf(stderr, "stopping the control plane: %v\n", err)
+		}
+	}()
+
+	if ctx.Err() != nil {
+		return nil // interrupted during start-up; the deferred Stop cleans up
+	}
+
+	publicURL := "http://" + ln.Addr().String()
+	mgr, err := newManager(cp.Config, ln, managerOptions{
+		PublicURL: publicURL, MetricsAddr: "0", ProbeAddr: "0", Namespace: devNamespace,
+	})
+	if err != nil {
+		return err
+	}
+	direct, err := client.New(cp.Config, client.Options{Scheme: newScheme()})
+	if err != nil {
+		return err
+	}
+	store := &users.Store{Client: direct, Namespace: devNamespace}
+	password, err := seedAdmin(ctx, store)
+	if err != nil {
+		return err
+	}
+
+	mgrErr := make(chan error, 1)
+	go func() { mgrErr <- mgr.Start(ctx) }()
+	printBanner(stdout, publicURL, cp.KubeconfigPath, dataDir, password)
+
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(stderr, "shutting down...")
+		return waitManager(mgrErr)
+	case err := <-mgrErr:
+		return err
+	}
+}
+
+// prepareDataDir creates the data dir, proves it writable and locks it.
+func prepareDataDir(dir string) (string, *controlplane.Lock, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return "", nil, fmt.Errorf("data dir %s cannot be created: %w", abs, unwrapPath(err))
+	}
+	probe, err := os.CreateTemp(abs, ".write-check-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("data dir %s is not writable: %w", abs, unwrapPath(err))
+	}
+	_ = probe.Close()
+	_ = os.Remove(probe.Name())
+	lock, err := controlplane.LockDataDir(abs)
+	if err != nil {
+		return "", nil, err
+	}
+	return abs, lock, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// seedAdmin creates the first admin when there are no users, and returns
+// its password ("" when users exist already).
+func seedAdmin(ctx context.Context, store *users.Store) (string, error) {
+	existing, err := store.List(ctx)
+	if err != nil {
+		return "", fmt.Errorf("listing users: %w", err)
+	}
+	if len(existing) > 0 {
+		return "", nil
+	}
+	password := users.RandomPassword(10)
+	_, err = store.Create(ctx, bastionv1.UserSpec{
+		Username: "admin", Name: "Administrator", Email: "admin@localhost", Admin: true,
+	}, password)
+	if err != nil {
+		return "", fmt.Errorf("creating the admin user: %w", err)
+	}
+	return password, nil
+}
+
+func printBanner(w io.Writer, url, kubeconfig, dataDir, password string) {
+	fmt.Fprintf(w, "\nBastion is running at %s\n\n", url)
+	if password != "" {
+		fmt.Fprintf(w, "  login:      admin\n  password:   %s\n", password)
+	} else {
+		fmt.Fprintf(w, "  Users are kept from an earlier run. To set a new password:\n"+
+			"    bastion user change-by-login --kubeconfig %s --login admin --password <new>\n", kubeconfig)
+	}
+	fmt.Fprintf(w, "  kubeconfig: %s\n              kubectl --kubeconfig %s get projects\n", kubeconfig, kubeconfig)
+	fmt.Fprintf(w, "  data dir:   %s\n\nPress Ctrl-C to stop.\n", dataDir)
+}
+
+// waitManager waits for the manager to stop its runnables after a signal.
+func waitManager(mgrErr <-chan error) error {
+	select {
+	case err := <-mgrErr:
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return nil
+	case <-time.After(30 * time.Second):
+		return errors.New("the manager did not stop within 30s")
+	}
+}
+

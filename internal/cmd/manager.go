@@ -1,0 +1,151 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/bastion-dev/bastion/apiserver"
+	"github.com/bastion-dev/bastion/console"
+	"github.com/bastion-dev/bastion/controllers"
+	"github.com/bastion-dev/bastion/internal/version"
+)
+
+// managerOptions configure `bastion manager` (and the manager inside dev).
+type managerOptions struct {
+	Listen      string // API and console
+	PublicURL   string // how users reach the console (web_host)
+	MetricsAddr string // "0" disables
+	ProbeAddr   string // "0" disables
+	LeaderElect bool
+	Namespace   string // the manager's own namespace (user password Secrets)
+}
+
+func defaultNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "bastion-system"
+}
+
+func runManagerCommand(args []string, _, stderr io.Writer) error {
+	opts := managerOptions{}
+	fs := newFlagSet("manager", stderr)
+	fs.StringVar(&opts.Listen, "listen", ":3000", "address of the API and the console")
+	fs.StringVar(&opts.PublicURL, "public-url", "", "URL users reach the console at (default http://<listen>)")
+	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
+	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
+	fs.BoolVar(&opts.LeaderElect, "leader-elect", false, "use leader election, for more than one replica")
+	fs.StringVar(&opts.Namespace, "namespace", defaultNamespace(), "the manager's namespace")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New())
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("no cluster to talk to: %w", err)
+	}
+	ln, err := listen(opts.Listen)
+	if err != nil {
+		return err
+	}
+	if opts.PublicURL == "" {
+		opts.PublicURL = "http://" + ln.Addr().String()
+	}
+	mgr, err := newManager(cfg, ln, opts)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// listen binds the API address before anything else starts, so that a busy
+// port is reported at once and leaves nothing running.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on %s: %w (is another program using that port? choose one with --listen)", addr, unwrapSyscall(err))
+	}
+	return ln, nil
+}
+
+func unwrapSyscall(err error) error {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err
+	}
+	return err
+}
+
+// newManager builds the controller-runtime manager with every reconciler
+// and the HTTP server on ln.
+func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Manager, error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  newScheme(),
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:  opts.ProbeAddr,
+		LeaderElection:          opts.LeaderElect,
+		LeaderElectionID:        "bastion-manager.automation.bastion.dev",
+		LeaderElectionNamespace: opts.Namespace,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := (&controllers.ProjectReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	if opts.ProbeAddr != "0" {
+		if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+			return nil, err
+		}
+	}
+	handler := apiserver.New(apiserver.Options{
+		Version:   version.Version,
+		PublicURL: opts.PublicURL,
+		Console:   console.FS(),
+	})
+	if err := mgr.Add(&httpServer{ln: ln, srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}}); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// httpServer runs the API on every replica, leader or not.
+type httpServer struct {
+	ln  net.Listener
+	srv *http.Server
+}
+
+func (h *httpServer) NeedLeaderElection() bool { return false }
+
+func (h *httpServer) Start(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- h.srv.Serve(h.ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return h.srv.Shutdown(shutdownCtx)
+	}
+}
+
+var _ manager.LeaderElectionRunnable = &httpServer{}

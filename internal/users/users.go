@@ -1,0 +1,184 @@
+// Package users creates console users and sets their passwords. A User is a
+// cluster-scoped resource; its bcrypt password hash lives in a Secret in the
+// manager's namespace so that reading Users never exposes it. The `bastion
+// user` command, `bastion dev` and (later) the API all go through here.
+package users
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"golang.org/x/crypto/bcrypt"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+)
+
+// PasswordHashKey is the key of the password hash in a user's Secret.
+const PasswordHashKey = "passwordHash"
+
+// ErrNotFound means no user has the given login.
+var ErrNotFound = errors.New("user not found")
+
+// Store reads and writes users through a Kubernetes client.
+type Store struct {
+	Client client.Client
+	// Namespace holds the password Secrets (the manager's namespace).
+	Namespace string
+}
+
+// List returns every user, sorted by username.
+func (s *Store) List(ctx context.Context) ([]bastionv1.User, error) {
+	list := &bastionv1.UserList{}
+	if err := s.Client.List(ctx, list); err != nil {
+		return nil, err
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Spec.Username < list.Items[j].Spec.Username })
+	return list.Items, nil
+}
+
+// FindByLogin returns the user whose username or email equals login.
+func (s *Store) FindByLogin(ctx context.Context, login string) (*bastionv1.User, error) {
+	all, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range all {
+		if all[i].Spec.Username == login || strings.EqualFold(all[i].Spec.Email, login) {
+			return &all[i], nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q", ErrNotFound, login)
+}
+
+// Create adds a user with the given password. It refuses a username or
+// email that is already taken.
+func (s *Store) Create(ctx context.Context, spec bastionv1.UserSpec, password string) (*bastionv1.User, error) {
+	if err := validate(spec, password); err != nil {
+		return nil, err
+	}
+	if _, err := s.FindByLogin(ctx, spec.Username); err == nil {
+		return nil, fmt.Errorf("a user with username %q already exists", spec.Username)
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	if _, err := s.FindByLogin(ctx, spec.Email); err == nil {
+		return nil, fmt.Errorf("a user with email %q already exists", spec.Email)
+	}
+
+	user := &bastionv1.User{Spec: spec}
+	// Use the username as the object name when it is a valid one, so that
+	// `kubectl get user admin` works; otherwise let the server pick.
+	if len(validation.IsDNS1123Subdomain(spec.Username)) == 0 {
+		user.Name = spec.Username
+	} else {
+		user.GenerateName = "user-"
+	}
+	if err := s.Client.Create(ctx, user); err != nil {
+		return nil, err
+	}
+	if err := s.SetPassword(ctx, user, password); err != nil {
+		// A user without a password could never sign in; don't leave one.
+		_ = s.Client.Delete(ctx, user)
+		return nil, err
+	}
+	return user, nil
+}
+
+// SetPassword stores a new bcrypt hash of password for user.
+func (s *Store) SetPassword(ctx context.Context, user *bastionv1.User, password string) error {
+	if password == "" {
+		return errors.New("Password is required")
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return fmt.Errorf("hashing the password: %w", err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: PasswordSecretName(user), Namespace: s.Namespace}}
+	if err := s.ensureNamespace(ctx); err != nil {
+		return err
+	}
+	_, err = controllerutil.CreateOrUpdate(ctx, s.Client, secret, func() error {
+		if secret.Labels == nil {
+			secret.Labels = map[string]string{}
+		}
+		secret.Labels[bastionv1.LabelUser] = user.Name
+		secret.Type = corev1.SecretTypeOpaque
+		secret.Data = map[string][]byte{PasswordHashKey: hash}
+		// Deleting the User deletes its password with it.
+		return controllerutil.SetOwnerReference(user, secret, s.Client.Scheme())
+	})
+	if err != nil {
+		// The error names the Secret, never its content.
+		return fmt.Errorf("storing the password of %s: %w", user.Spec.Username, err)
+	}
+	return nil
+}
+
+// CheckPassword reports whether password is the user's password.
+func (s *Store) CheckPassword(ctx context.Context, user *bastionv1.User, password string) (bool, error) {
+	secret := &corev1.Secret{}
+	err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: PasswordSecretName(user)}, secret)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return bcrypt.CompareHashAndPassword(secret.Data[PasswordHashKey], []byte(password)) == nil, nil
+}
+
+func (s *Store) ensureNamespace(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.Namespace}}
+	if err := s.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", s.Namespace, err)
+	}
+	return nil
+}
+
+// PasswordSecretName is the name of the Secret that holds user's password.
+func PasswordSecretName(user *bastionv1.User) string {
+	return "bastion-user-" + user.Name
+}
+
+// validate applies spec §5 to a new user, with the spec's messages.
+func validate(spec bastionv1.UserSpec, password string) error {
+	switch {
+	case strings.TrimSpace(spec.Name) == "":
+		return errors.New("Name is required")
+	case strings.TrimSpace(spec.Username) == "":
+		return errors.New("Username is required")
+	case strings.TrimSpace(spec.Email) == "":
+		return errors.New("Email is required")
+	case password == "":
+		return errors.New("Password is required")
+	}
+	return nil
+}
+
+const passwordAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+// RandomPassword returns n random alphanumeric characters from crypto/rand.
+func RandomPassword(n int) string {
+	b := make([]byte, n)
+	max := big.NewInt(int64(len(passwordAlphabet)))
+	for i := range b {
+		k, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			panic(err) // crypto/rand does not fail on Linux
+		}
+		b[i] = passwordAlphabet[k.Int64()]
+	}
+	return string(b)
+}

@@ -1,0 +1,286 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/controlplane"
+	"github.com/bastion-dev/bastion/internal/users"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+)
+
+const projectYAML = `apiVersion: automation.bastion.dev/v1alpha1
+kind: Project
+metadata:
+  name: e2e
+spec:
+  displayName: End to end
+`
+
+func TestDev_servesTheProductAndKeepsProjectsAcrossARestart(t *testing.T) {
+	dataDir := t.TempDir()
+	dev := startDev(t, dataDir)
+	dev.waitReady()
+
+	// The banner names a URL, the admin login and a 10-character password.
+	if got := dev.bannerValue("login"); got != "admin" {
+		t.Fatalf("banner login = %q, want admin\n%s", got, dev.stdout)
+	}
+	password := dev.bannerValue("password")
+	if !regexp.MustCompile(`^[A-Za-z0-9]{10}$`).MatchString(password) {
+		t.Fatalf("banner password %q is not 10 alphanumeric characters", password)
+	}
+	if !strings.Contains(dev.stdout.String(), "Bastion is running at "+dev.url) {
+		t.Fatalf("banner does not print the URL %s:\n%s", dev.url, dev.stdout)
+	}
+	kubeconfig := dev.bannerValue("kubeconfig")
+	if kubeconfig != filepath.Join(dataDir, "kubeconfig") {
+		t.Fatalf("kubeconfig %q is not in the data dir", kubeconfig)
+	}
+
+	// /api/info answers JSON with a version.
+	resp, body := get(t, dev.url+"/api/info")
+	var info struct{ Version string }
+	if err := json.Unmarshal([]byte(body), &info); err != nil || info.Version == "" {
+		t.Fatalf("/api/info = %q (%v), want JSON with a version", body, err)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("/api/info Content-Type = %q", ct)
+	}
+
+	// / and a client route answer the console's HTML; assets are cached.
+	_, index := get(t, dev.url+"/")
+	if !strings.Contains(index, `<div id="root">`) {
+		t.Fatalf("/ is not the console's index.html:\n%s", index)
+	}
+	if _, deep := get(t, dev.url+"/project/1/history"); deep != index {
+		t.Fatal("/project/1/history does not answer the console's index.html")
+	}
+	asset := regexp.MustCompile(`/assets/[^"]+\.js`).FindString(index)
+	if asset == "" {
+		t.Fatal("index.html names no script under /assets/")
+	}
+	if resp, _ := get(t, dev.url+asset); resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Cache-Control"), "immutable") {
+		t.Fatalf("%s: status %d, Cache-Control %q", asset, resp.StatusCode, resp.Header.Get("Cache-Control"))
+	}
+	if resp, _ := get(t, dev.url+"/assets/missing.js"); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a missing asset answered %d, want 404", resp.StatusCode)
+	}
+	if resp, body := get(t, dev.url+"/api/no-such-route"); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, `"error"`) {
+		t.Fatalf("unknown /api route answered %d %q, want a JSON 404", resp.StatusCode, body)
+	}
+
+	// kubectl works with the printed kubeconfig; a Project gets its namespace.
+	if out, err := kubectl(t, kubeconfig, projectYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	eventually(t, 20*time.Second, "project namespace", func() error {
+		out, err := kubectl(t, kubeconfig, "", "get", "project", "e2e", "-o", "jsonpath={.status.namespace}")
+		if err != nil || out != "bastion-e2e" {
+			return fmt.Errorf("status.namespace = %q (%v)", out, err)
+		}
+		_, err = kubectl(t, kubeconfig, "", "get", "namespace", "bastion-e2e")
+		return err
+	})
+	if out, err := kubectl(t, kubeconfig, "", "get", "projects"); err != nil || !strings.Contains(out, "End to end") {
+		t.Fatalf("kubectl get projects: %v\n%s", err, out)
+	}
+
+	// Ctrl-C stops everything it started.
+	dev.interrupt()
+	if code := dev.wait(60 * time.Second); code != 0 {
+		t.Fatalf("bastion dev exited %d after SIGINT:\n%s", code, tail(dev.stderr.String(), 20))
+	}
+	assertNoControlPlane(t, dataDir)
+
+	// A restart keeps the project and the admin, and says how to reset the
+	// password; the command it prints works.
+	again := startDev(t, dataDir)
+	again.waitReady()
+	if again.bannerValue("password") != "" || !strings.Contains(again.stdout.String(), "bastion user change-by-login --kubeconfig "+kubeconfig+" --login admin") {
+		t.Fatalf("second start should print how to reset the password, not a new one:\n%s", again.stdout)
+	}
+	if out, err := kubectl(t, kubeconfig, "", "get", "project", "e2e", "-o", "jsonpath={.spec.displayName}"); err != nil || out != "End to end" {
+		t.Fatalf("project lost across restart: %q %v", out, err)
+	}
+	_, stderr, code := runBastion(t, "n3wPassw0rd\n", "user", "change-by-login", "--kubeconfig", kubeconfig, "--login", "admin")
+	if code != 0 {
+		t.Fatalf("change-by-login exited %d: %s", code, stderr)
+	}
+	assertPassword(t, kubeconfig, "admin", "n3wPassw0rd", true)
+	assertPassword(t, kubeconfig, "admin", password, false)
+
+	again.interrupt()
+	if code := again.wait(60 * time.Second); code != 0 {
+		t.Fatalf("second run exited %d", code)
+	}
+	assertNoControlPlane(t, dataDir)
+}
+
+func TestDev_recoversFromAHardKillAndStopsCleanlyWhenInterruptedDuringStartup(t *testing.T) {
+	dataDir := t.TempDir()
+	dev := startDev(t, dataDir)
+	dev.waitReady()
+
+	// SIGKILL gives bastion dev no chance to clean up: etcd and
+	// kube-apiserver, in their own process groups, survive it.
+	_ = dev.cmd.Process.Signal(syscall.SIGKILL)
+	dev.wait(10 * time.Second)
+	orphans, err := controlplane.FindProcesses(dataDir)
+	if err != nil || len(orphans) == 0 {
+		t.Fatalf("expected orphans after SIGKILL, found %v (%v)", orphans, err)
+	}
+	t.Cleanup(func() {
+		for _, pid := range orphans {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+
+	// The next start stops them and comes up on the same data.
+	next := startDev(t, dataDir)
+	next.waitReady()
+	if !strings.Contains(next.stderr.String(), "left by an earlier run") {
+		t.Fatalf("second start did not report the leftovers:\n%s", tail(next.stderr.String(), 20))
+	}
+	for _, pid := range orphans {
+		if syscall.Kill(pid, 0) == nil && !isZombie(pid) {
+			t.Fatalf("orphan %d still running", pid)
+		}
+	}
+	next.interrupt()
+	next.wait(60 * time.Second)
+	assertNoControlPlane(t, dataDir)
+
+	// A Ctrl-C while the control plane is still starting also leaves nothing.
+	early := startDev(t, dataDir)
+	eventually(t, 30*time.Second, "control plane starting", func() error {
+		if pids, _ := controlplane.FindProcesses(dataDir); len(pids) == 0 {
+			return fmt.Errorf("no etcd yet")
+		}
+		return nil
+	})
+	early.interrupt()
+	if code := early.wait(60 * time.Second); code != 0 {
+		t.Fatalf("interrupted start exited %d:\n%s", code, tail(early.stderr.String(), 20))
+	}
+	assertNoControlPlane(t, dataDir)
+}
+
+func TestDev_refusesBadInputClearlyAndLeavesNothingRunning(t *testing.T) {
+	t.Run("port already in use", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		dataDir := t.TempDir()
+		addr := ln.Addr().String()
+		_, stderr, code := runBastion(t, "", "dev", "--listen", addr, "--data-dir", dataDir, "--assets", assetsDir)
+		if code != 1 || !strings.Contains(stderr, addr) || !strings.Contains(stderr, "address already in use") {
+			t.Fatalf("exit %d, stderr %q: want 1 and a message naming %s", code, stderr, addr)
+		}
+		assertNoControlPlane(t, dataDir)
+	})
+	t.Run("data dir that cannot be written", func(t *testing.T) {
+		// Tests may run as root, for whom permissions do not stop a write;
+		// a regular file in the path stops everyone.
+		file := filepath.Join(t.TempDir(), "a-file")
+		if err := os.WriteFile(file, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dataDir := filepath.Join(file, "data")
+		_, stderr, code := runBastion(t, "", "dev", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--assets", assetsDir)
+		if code != 1 || !strings.Contains(stderr, dataDir) {
+			t.Fatalf("exit %d, stderr %q: want 1 and a message naming %s", code, stderr, dataDir)
+		}
+	})
+	t.Run("missing envtest assets", func(t *testing.T) {
+		dataDir := t.TempDir()
+		_, stderr, code := runBastion(t, "", "dev", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--assets", t.TempDir())
+		if code != 1 || !strings.Contains(stderr, "make envtest-assets") {
+			t.Fatalf("exit %d, stderr %q: want 1 and advice to run make envtest-assets", code, stderr)
+		}
+		assertNoControlPlane(t, dataDir)
+	})
+	t.Run("a data dir in use by another run", func(t *testing.T) {
+		dataDir := t.TempDir()
+		first := startDev(t, dataDir)
+		first.waitReady()
+		_, stderr, code := runBastion(t, "", "dev", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--assets", assetsDir)
+		if code != 1 || !strings.Contains(stderr, "in use by another bastion dev") {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		if resp, _ := get(t, first.url+"/api/ping"); resp.StatusCode != http.StatusOK {
+			t.Fatal("the refused second run disturbed the first")
+		}
+	})
+}
+
+func assertNoControlPlane(t *testing.T, dataDir string) {
+	t.Helper()
+	eventually(t, 5*time.Second, "control plane gone", func() error {
+		pids, err := controlplane.FindProcesses(dataDir)
+		if err != nil {
+			return err
+		}
+		var live []int
+		for _, pid := range pids {
+			if !isZombie(pid) {
+				live = append(live, pid)
+			}
+		}
+		if len(live) > 0 {
+			return fmt.Errorf("etcd or kube-apiserver still running: %v", live)
+		}
+		return nil
+	})
+}
+
+func isZombie(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+}
+
+func assertPassword(t *testing.T, kubeconfig, login, password string, want bool) {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = bastionv1.AddToScheme(scheme)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &users.Store{Client: c, Namespace: "bastion-system"}
+	user, err := store.FindByLogin(context.Background(), login)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, err := store.CheckPassword(context.Background(), user, password)
+	if err != nil || ok != want {
+		t.Fatalf("password check for %s = %v (%v), want %v", login, ok, err, want)
+	}
+}
