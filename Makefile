@@ -46,7 +46,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the kubebuilder markers.
-	$(CONTROLLER_GEN) crd rbac:roleName=bastion-manager paths=./api/... paths=./controllers/... \
+	$(CONTROLLER_GEN) crd rbac:roleName=bastion-manager paths=./api/... paths=./controllers/... paths=./internal/users/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: envtest-assets
@@ -73,10 +73,10 @@ console/dist/index.html: console/node_modules/.package-lock.json $(CONSOLE_SOURC
 
 ##@ Test
 .PHONY: test
-test: envtest-assets vet test-go test-console test-e2e ## Run every test: vet, Go (unit + envtest + e2e), console (types, Vitest, Playwright).
+test: envtest-assets vet test-console test-e2e test-go ## Run every test: vet, Go (unit + envtest + e2e), console (types, Vitest, Playwright).
 
 .PHONY: vet
-vet: console/dist/index.html
+vet:
 	go vet ./...
 
 .PHONY: test-go

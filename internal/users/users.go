@@ -1,3 +1,7 @@
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=users,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;create
+
 // Package users creates console users and sets their passwords. A User is a
 // cluster-scoped resource; its bcrypt password hash lives in a Secret in the
 // manager's namespace so that reading Users never exposes it. The `bastion
