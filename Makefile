@@ -76,8 +76,9 @@ console/dist/index.html: console/node_modules/.package-lock.json $(CONSOLE_SOURC
 test: envtest-assets vet test-console test-e2e test-go ## Run every test: vet, Go (unit + envtest + e2e), console (types, Vitest, Playwright).
 
 .PHONY: vet
-vet:
+vet: ## go vet, and gofmt must have nothing to say.
 	go vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt -w these files: $$unformatted"; exit 1; fi
 
 .PHONY: test-go
 test-go: envtest-assets console/dist/index.html $(GOTESTSUM) $(BASTION) ## Go unit, envtest and end-to-end tests.

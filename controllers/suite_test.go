@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,7 +33,8 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
+	// Only errors: the reconcilers' info lines would bury the test output.
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		os.Setenv("KUBEBUILDER_ASSETS", controlplane.DefaultAssetsDir())
 	}
@@ -52,36 +54,44 @@ func runSuite(m *testing.M) int {
 	defer func() { _ = env.Stop() }()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := startManager(ctx, cfg); err != nil {
+	stopped, err := startManager(ctx, cfg)
+	if err != nil {
+		cancel()
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	return m.Run()
+	code := m.Run()
+	// Stop the reconcilers before the apiserver, so they don't log the
+	// apiserver's disappearance as errors.
+	cancel()
+	<-stopped
+	return code
 }
 
-func startManager(ctx context.Context, cfg *rest.Config) error {
+func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error) {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(bastionv1.AddToScheme(scheme))
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := (&controllers.ProjectReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-		return err
+		return nil, err
 	}
 	// Tests read through a direct client so they see the apiserver, not a
 	// cache that may lag.
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		return err
+		return nil, err
 	}
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
-	return nil
+	return stopped, nil
 }

@@ -214,4 +214,3 @@ func waitManager(mgrErr <-chan error) error {
 		return errors.New("the manager did not stop within 30s")
 	}
 }
-

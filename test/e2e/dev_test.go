@@ -126,6 +126,27 @@ func TestDev_servesTheProductAndKeepsProjectsAcrossARestart(t *testing.T) {
 	assertPassword(t, kubeconfig, "admin", "n3wPassw0rd", true)
 	assertPassword(t, kubeconfig, "admin", password, false)
 
+	// The other user commands of the sign-in help text.
+	_, stderr, code = runBastion(t, "", "user", "add", "--kubeconfig", kubeconfig,
+		"--login", "ops", "--name", "Operations", "--email", "ops@example.com", "--password", "opsPassw0rd", "--admin")
+	if code != 0 {
+		t.Fatalf("user add exited %d: %s", code, stderr)
+	}
+	assertPassword(t, kubeconfig, "ops@example.com", "opsPassw0rd", true)
+	if _, stderr, code = runBastion(t, "", "user", "add", "--kubeconfig", kubeconfig,
+		"--login", "ops", "--name", "Again", "--email", "other@example.com", "--password", "x"); code != 1 || !strings.Contains(stderr, "already exists") {
+		t.Fatalf("duplicate user add = %d %q, want 1 and 'already exists'", code, stderr)
+	}
+	if _, stderr, code = runBastion(t, "", "user", "add", "--kubeconfig", kubeconfig,
+		"--login", "nameless", "--email", "n@example.com", "--password", "x"); code != 1 || !strings.Contains(stderr, "Name is required") {
+		t.Fatalf("user add without a name = %d %q, want 1 and 'Name is required'", code, stderr)
+	}
+	list, _, code := runBastion(t, "", "user", "list", "--kubeconfig", kubeconfig)
+	if code != 0 || !regexp.MustCompile(`(?m)^admin\s+Administrator\s+admin@localhost\s+true$`).MatchString(list) ||
+		!regexp.MustCompile(`(?m)^ops\s+Operations\s+ops@example.com\s+true$`).MatchString(list) || strings.Contains(list, "nameless") {
+		t.Fatalf("user list = %d:\n%s", code, list)
+	}
+
 	again.interrupt()
 	if code := again.wait(60 * time.Second); code != 0 {
 		t.Fatalf("second run exited %d", code)
