@@ -24,6 +24,9 @@ import (
 	"github.com/bastion-dev/bastion/internal/controlplane"
 )
 
+// suiteOptions configure the reconcilers under test.
+var suiteOptions = controllers.Options{ManagerNamespace: "bastion-system"}
+
 // k8sClient talks to the suite's real kube-apiserver, with the reconcilers
 // running against it in the background.
 var k8sClient client.Client
@@ -77,7 +80,7 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 	if err != nil {
 		return nil, err
 	}
-	if err := (&controllers.ProjectReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := controllers.Setup(mgr, suiteOptions); err != nil {
 		return nil, err
 	}
 	// Tests read through a direct client so they see the apiserver, not a

@@ -105,7 +105,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := (&controllers.ProjectReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := controllers.Setup(mgr, controllers.Options{ManagerNamespace: opts.Namespace}); err != nil {
 		return nil, err
 	}
 	if opts.ProbeAddr != "0" {

@@ -1,0 +1,187 @@
+package v1alpha1
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TaskStatusValue is a task's state (spec §4).
+// +kubebuilder:validation:Enum=waiting;starting;waiting_confirmation;confirmed;running;success;error;stopping;stopped
+type TaskStatusValue string
+
+// The task states of spec §4.
+const (
+	TaskWaiting             TaskStatusValue = "waiting"
+	TaskStarting            TaskStatusValue = "starting"
+	TaskWaitingConfirmation TaskStatusValue = "waiting_confirmation"
+	TaskConfirmed           TaskStatusValue = "confirmed"
+	TaskRunning             TaskStatusValue = "running"
+	TaskSuccess             TaskStatusValue = "success"
+	TaskError               TaskStatusValue = "error"
+	TaskStopping            TaskStatusValue = "stopping"
+	TaskStopped             TaskStatusValue = "stopped"
+)
+
+// Finished reports whether the state is terminal.
+func (s TaskStatusValue) Finished() bool {
+	return s == TaskSuccess || s == TaskError || s == TaskStopped
+}
+
+// Active reports whether a task in this state holds a run slot.
+func (s TaskStatusValue) Active() bool {
+	switch s {
+	case TaskStarting, TaskWaitingConfirmation, TaskConfirmed, TaskRunning, TaskStopping:
+		return true
+	}
+	return false
+}
+
+// StopRequest asks for a task to be stopped.
+// +kubebuilder:validation:Enum=graceful;force
+type StopRequest string
+
+// Stop requests: graceful goes through stopping; force is stopped at once.
+const (
+	StopGraceful StopRequest = "graceful"
+	StopForce    StopRequest = "force"
+)
+
+// TaskSpec is one run of a template, with the user's choices.
+// +kubebuilder:validation:XValidation:rule="self.templateRef == oldSelf.templateRef",message="a task's template cannot change"
+type TaskSpec struct {
+	// TemplateRef names the template to run.
+	// +required
+	TemplateRef ObjectRef `json:"templateRef"`
+
+	// Message is the user's note on this run.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// ExtraVars (the /api's `environment`) are merged under the
+	// Environment's variables; the Environment wins.
+	// +optional
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
+	ExtraVars *apiextensionsv1.JSON `json:"extraVars,omitempty"`
+
+	// Arguments follow the template's, if the template allows it.
+	// +optional
+	Arguments []string `json:"arguments,omitempty"`
+
+	// +optional
+	Debug bool `json:"debug,omitempty"`
+	// +optional
+	DryRun bool `json:"dryRun,omitempty"`
+	// +optional
+	Diff bool `json:"diff,omitempty"`
+
+	// Playbook overrides the template's.
+	// +optional
+	Playbook string `json:"playbook,omitempty"`
+	// Limit is passed to ansible --limit.
+	// +optional
+	Limit string `json:"limit,omitempty"`
+	// GitBranch overrides the template's and the repository's branch.
+	// +optional
+	GitBranch string `json:"gitBranch,omitempty"`
+	// CommitHash checks out this commit instead of the branch head.
+	// +optional
+	CommitHash string `json:"commitHash,omitempty"`
+	// InventoryRef overrides the template's inventory.
+	// +optional
+	InventoryRef *ObjectRef `json:"inventoryRef,omitempty"`
+
+	// BuildTaskRef names the successful build task whose version a deploy
+	// task deploys ("Build version is required").
+	// +optional
+	BuildTaskRef *ObjectRef `json:"buildTaskRef,omitempty"`
+
+	// User is the metadata.name of the User who started the task; empty for
+	// schedules and integrations.
+	// +optional
+	User string `json:"user,omitempty"`
+	// ScheduleRef names the schedule that started the task.
+	// +optional
+	ScheduleRef *ObjectRef `json:"scheduleRef,omitempty"`
+	// IntegrationRef names the integration that started the task.
+	// +optional
+	IntegrationRef *ObjectRef `json:"integrationRef,omitempty"`
+
+	// Confirmed answers a task in waiting_confirmation (a Terraform plan):
+	// true lets it apply.
+	// +optional
+	Confirmed bool `json:"confirmed,omitempty"`
+
+	// Stop asks for the task to stop: graceful (stopping, then stopped) or
+	// force (stopped at once, the run killed).
+	// +optional
+	Stop StopRequest `json:"stop,omitempty"`
+}
+
+// TaskStatus is the state of the run.
+type TaskStatus struct {
+	// Status is the task's state (spec §4).
+	// +optional
+	Status TaskStatusValue `json:"status,omitempty"`
+
+	// Start is when the run started; End when it finished.
+	// +optional
+	Start *metav1.Time `json:"start,omitempty"`
+	// +optional
+	End *metav1.Time `json:"end,omitempty"`
+
+	// Version of a build or deploy task.
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// CommitHash and CommitMessage of the checkout, as the runner reports.
+	// +optional
+	CommitHash string `json:"commitHash,omitempty"`
+	// +optional
+	CommitMessage string `json:"commitMessage,omitempty"`
+
+	// Message says why the task is in its state, for errors in particular.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// RunName names the run: the Job, or the local process's directory.
+	// +optional
+	RunName string `json:"runName,omitempty"`
+
+	// Conditions: Queued says why a waiting task waits.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Task is one run of a template.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=btask
+// +kubebuilder:printcolumn:name="Template",type=string,JSONPath=`.spec.templateRef.name`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
+// +kubebuilder:printcolumn:name="User",type=string,JSONPath=`.spec.user`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Task struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec TaskSpec `json:"spec"`
+	// +optional
+	Status TaskStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// TaskList is a list of Tasks.
+type TaskList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Task `json:"items"`
+}
+
+func init() { SchemeBuilder.Register(&Task{}, &TaskList{}) }
