@@ -84,4 +84,4 @@ rm -rf "$dest"
 mv "$out" "$dest"
 echo "envtest assets ready in $dest"
 "$dest/kube-apiserver" --version
-"$dest/etcd" --version | head -1
+"$dest/etcd" --version | sed -n 1p  # sed reads to the end: head would SIGPIPE etcd under pipefail
