@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/ids"
 )
 
 // NamespacePrefix starts the name of every project namespace, so that a
@@ -27,12 +28,17 @@ const NamespacePrefix = "bastion-"
 // ProjectReconciler gives every Project its own Namespace.
 type ProjectReconciler struct {
 	client.Client
+	// IDs allocates project ids from the global "project" counter, which
+	// lives in ManagerNamespace.
+	IDs              *ids.Allocator
+	ManagerNamespace string
 }
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;update
 
 // Reconcile creates the project's namespace and records it in the status.
 func (r *ProjectReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
@@ -47,6 +53,11 @@ func (r *ProjectReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	if controllerutil.AddFinalizer(project, bastionv1.ProjectFinalizer) {
 		// Persist the finalizer before creating anything it must clean up.
 		return ctrl.Result{}, r.Update(ctx, project)
+	}
+	// The id comes before the status is taken in hand, so that the status
+	// patch carries only status.
+	if _, err := ids.Assign(ctx, r.Client, r.IDs, project, r.ManagerNamespace, ids.CounterProject); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
 	before := project.DeepCopy()

@@ -1,7 +1,21 @@
 package controllers
 
 import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/controllers/launch"
+	"github.com/bastion-dev/bastion/internal/ids"
 )
 
 // Options configure the reconcilers.
@@ -9,14 +23,117 @@ type Options struct {
 	// ManagerNamespace is the manager's own namespace (global id counters,
 	// user password Secrets).
 	ManagerNamespace string
+	// IDs allocates integer ids; nil makes one. The API server allocates
+	// too: sharing one Allocator lets the controllers know the counters'
+	// values without reading them again.
+	IDs *ids.Allocator
+	// Clock tells reconcilers the time; nil is the wall clock. The envtest
+	// suite injects a fake one to drive schedules.
+	Clock clock.WithTicker
+
+	// Launcher runs tasks: a JobLauncher on a cluster, a LocalLauncher
+	// under `bastion dev`.
+	Launcher launch.Launcher
+	// GlobalMaxParallelTasks caps running tasks across projects; 0 = none.
+	GlobalMaxParallelTasks int
+	// TaskWorkers is how many tasks are reconciled at once (default 4).
+	TaskWorkers int
+	// ManagerURL is where runners stream output.
+	ManagerURL string
+	// Now, when set, replaces the wall clock for task start and end times.
+	Now func() time.Time
 }
 
 // Setup registers every reconciler and cache index with the manager. The
 // manager command, `bastion dev` and the envtest suites all call it, so they
 // run the same set.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	if err := (&ProjectReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	alloc, err := setupIDs(mgr, opts)
+	if err != nil {
 		return err
+	}
+	projects := &ProjectReconciler{Client: mgr.GetClient(), IDs: alloc, ManagerNamespace: opts.ManagerNamespace}
+	if err := projects.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	workers := opts.TaskWorkers
+	if workers == 0 {
+		workers = 4
+	}
+	tasks := &TaskReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), IDs: alloc, Launcher: opts.Launcher,
+		GlobalMaxParallel: opts.GlobalMaxParallelTasks, ManagerURL: opts.ManagerURL, Now: opts.Now,
+	}
+	if tasks.Now == nil && opts.Clock != nil {
+		tasks.Now = opts.Clock.Now
+	}
+	if err := tasks.SetupWithManager(mgr, workers); err != nil {
+		return err
+	}
+	schedules := &ScheduleReconciler{
+		Client: mgr.GetClient(), Clock: opts.Clock, Recorder: mgr.GetEventRecorder("bastion-schedule"), IDs: alloc,
+	}
+	if err := schedules.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	idOnly := []reconcilerSetup{
+		&UserReconciler{Client: mgr.GetClient(), IDs: alloc, ManagerNamespace: opts.ManagerNamespace},
+		&KeyReconciler{Client: mgr.GetClient(), IDs: alloc},
+	}
+	for _, r := range append(resourceReconcilers(mgr.GetClient(), alloc), idOnly...) {
+		if err := r.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setupIDs makes the id allocator, indexes every kind by id and makes sure
+// the global counters have a namespace to live in.
+func setupIDs(mgr ctrl.Manager, opts Options) (*ids.Allocator, error) {
+	// Counters are read from the apiserver, not the cache (see ids.Allocator),
+	// so that ConfigMaps are not cached cluster-wide either.
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, err
+	}
+	alloc := opts.IDs
+	if alloc == nil {
+		alloc = &ids.Allocator{Client: direct}
+	}
+	// Secrets are indexed (and read) as metadata only; see KeyReconciler.
+	err = ids.IndexByID(context.Background(), mgr.GetFieldIndexer(),
+		&bastionv1.Project{}, &bastionv1.User{}, &bastionv1.Template{}, &bastionv1.Task{},
+		&bastionv1.Schedule{}, &bastionv1.Inventory{}, &bastionv1.Environment{},
+		&bastionv1.Repository{}, &bastionv1.View{}, &bastionv1.Integration{},
+		&bastionv1.IntegrationAlias{}, secretMetadata())
+	if err != nil {
+		return nil, err
+	}
+	// On a cluster the install creates the manager's namespace; a manager run
+	// from a laptop, or an envtest suite, may find none.
+	if opts.ManagerNamespace == "" {
+		return alloc, nil
+	}
+	err = mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		// A failure is logged, not returned: it would stop the manager, while
+		// the Projects and Users that cannot get an id say so themselves.
+		if err := ensureNamespace(ctx, direct, opts.ManagerNamespace); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "the global id counters have no namespace")
+		}
+		return nil
+	}))
+	return alloc, err
+}
+
+func ensureNamespace(ctx context.Context, c client.Client, name string) error {
+	err := c.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{})
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	err = c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}
 	return nil
 }

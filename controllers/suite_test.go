@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -21,15 +23,23 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/controllers"
+	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/controlplane"
 )
 
 // suiteOptions configure the reconcilers under test.
-var suiteOptions = controllers.Options{ManagerNamespace: "bastion-system"}
+var suiteOptions = controllers.Options{ManagerNamespace: "bastion-system", Clock: suiteClock}
+
+// suiteClock is the reconcilers' clock: tests step it instead of waiting.
+var suiteClock = clocktesting.NewFakeClock(time.Now())
 
 // k8sClient talks to the suite's real kube-apiserver, with the reconcilers
 // running against it in the background.
 var k8sClient client.Client
+
+// testEnv is the suite's envtest environment (kubectl_test.go makes
+// kubeconfigs from it).
+var testEnv *envtest.Environment
 
 func TestMain(m *testing.M) {
 	os.Exit(runSuite(m))
@@ -49,6 +59,7 @@ func runSuite(m *testing.M) int {
 		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
+	testEnv = env
 	cfg, err := env.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting envtest:", err)
@@ -80,6 +91,9 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 	if err != nil {
 		return nil, err
 	}
+	// envtest has no kubelet: Jobs are created for real, and tests set
+	// their status as the kubelet would.
+	suiteOptions.Launcher = &launch.JobLauncher{Client: mgr.GetClient(), Options: launch.DefaultJobOptions()}
 	if err := controllers.Setup(mgr, suiteOptions); err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ const (
 )
 
 // IntegrationMatcher is one condition on an incoming request; all must hold.
-// +kubebuilder:validation:XValidation:rule="self.matchType != 'body' || (has(self.bodyDataType) && self.bodyDataType != '')",message="Body data format is required when matching on body"
+// +kubebuilder:validation:XValidation:rule="self.matchType != 'body' || (has(self.bodyDataType) && self.bodyDataType.size() > 0)",message="Body data format is required when matching on body"
 type IntegrationMatcher struct {
 	// ID is the matcher's id in the /api; given by the API or the controller.
 	// +optional
@@ -44,12 +44,13 @@ type IntegrationMatcher struct {
 	// +kubebuilder:validation:MinLength=1
 	Key string `json:"key"`
 	// +required
+	// +kubebuilder:validation:MinLength=1
 	Value string `json:"value"`
 }
 
 // IntegrationExtractValue takes a value from an incoming request into the
 // new task's environment.
-// +kubebuilder:validation:XValidation:rule="self.valueSource != 'body' || (has(self.bodyDataType) && self.bodyDataType != '')",message="Body data type is required when the source is body"
+// +kubebuilder:validation:XValidation:rule="self.valueSource != 'body' || (has(self.bodyDataType) && self.bodyDataType.size() > 0)",message="Body data type is required when the source is body"
 type IntegrationExtractValue struct {
 	// +optional
 	ID int64 `json:"id,omitempty"`
@@ -73,8 +74,8 @@ type IntegrationExtractValue struct {
 }
 
 // IntegrationSpec is an incoming webhook that starts a template.
-// +kubebuilder:validation:XValidation:rule="!(self.authMethod in ['token', 'hmac']) || (has(self.authHeader) && self.authHeader != '')",message="an auth header is required for token and hmac authentication"
-// +kubebuilder:validation:XValidation:rule="!has(self.authMethod) || self.authMethod == '' || has(self.authSecretRef)",message="an auth secret (a login_password key) is required when an auth method is set"
+// +kubebuilder:validation:XValidation:rule="!has(self.authMethod) || !(self.authMethod in ['token', 'hmac']) || (has(self.authHeader) && self.authHeader.size() > 0)",message="an auth header is required for token and hmac authentication"
+// +kubebuilder:validation:XValidation:rule="!has(self.authMethod) || self.authMethod.size() == 0 || has(self.authSecretRef)",message="an auth secret (a login_password key) is required when an auth method is set"
 type IntegrationSpec struct {
 	// DisplayName of the integration ("Name is required").
 	// +required

@@ -15,8 +15,8 @@ const (
 )
 
 // InventorySpec is the hosts a task runs against and the credentials used.
-// +kubebuilder:validation:XValidation:rule="self.type != 'file' || (has(self.inventory) && self.inventory != '')",message="Path to Inventory file is required"
-// +kubebuilder:validation:XValidation:rule="self.type != 'file' || !(self.inventory.startsWith('/') || self.inventory == '..' || self.inventory.startsWith('../') || self.inventory.contains('/../') || self.inventory.endsWith('/..'))",message="the inventory file must be a relative path inside the repository"
+// +kubebuilder:validation:XValidation:rule="self.type != 'file' || (has(self.inventory) && self.inventory.size() > 0)",message="Path to Inventory file is required"
+// +kubebuilder:validation:XValidation:rule="self.type != 'file' || !has(self.inventory) || !(self.inventory.startsWith('/') || self.inventory == '..' || self.inventory.startsWith('../') || self.inventory.contains('/../') || self.inventory.endsWith('/..'))",message="the inventory file must be a relative path inside the repository"
 type InventorySpec struct {
 	// DisplayName is the inventory's name in the console ("Name is required").
 	// +required

@@ -4,7 +4,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // RepositorySpec is a git repository that templates run code from.
 // +kubebuilder:validation:XValidation:rule="!self.gitURL.contains('://') || self.gitURL.matches('^(ssh|https|file|git)://')",message="Incorrect URL: the scheme must be ssh, https, file or git (or a local path starting with /)"
-// +kubebuilder:validation:XValidation:rule="self.gitURL.startsWith('/') || (has(self.gitBranch) && self.gitBranch != '')",message="Branch is required unless the URL is a local path"
+// +kubebuilder:validation:XValidation:rule="self.gitURL.startsWith('/') || (has(self.gitBranch) && self.gitBranch.size() > 0)",message="Branch is required unless the URL is a local path"
 type RepositorySpec struct {
 	// DisplayName is the repository's name in the console ("Name is required").
 	// +required

@@ -63,8 +63,9 @@ type ScheduleStatus struct {
 // +kubebuilder:printcolumn:name="Template",type=string,JSONPath=`.spec.templateRef.name`
 // +kubebuilder:printcolumn:name="Cron",type=string,JSONPath=`.spec.cronFormat`
 // +kubebuilder:printcolumn:name="Active",type=boolean,JSONPath=`.spec.active`
-// +kubebuilder:printcolumn:name="Next run",type=date,JSONPath=`.status.nextRunTime`
+// +kubebuilder:printcolumn:name="Next run",type=string,JSONPath=`.status.nextRunTime`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Schedule struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

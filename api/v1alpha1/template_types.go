@@ -70,8 +70,8 @@ type TemplateVault struct {
 
 // TemplateSpec is what a task runs: code from a repository, an inventory,
 // an environment, and how runs are versioned.
-// +kubebuilder:validation:XValidation:rule="self.type != 'build' || (has(self.startVersion) && self.startVersion != '')",message="Start version is required for a build template"
-// +kubebuilder:validation:XValidation:rule="self.type != 'deploy' || has(self.buildTemplateRef)",message="Build template is required for a deploy template"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'build' || (has(self.startVersion) && self.startVersion.size() > 0)",message="Start version is required for a build template"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'deploy' || has(self.buildTemplateRef)",message="Build template is required for a deploy template"
 type TemplateSpec struct {
 	// DisplayName is the template's name in the console ("Name is required").
 	// +required
@@ -167,6 +167,10 @@ type TemplateStatus struct {
 	// the next task gets it incremented.
 	// +optional
 	LastVersion string `json:"lastVersion,omitempty"`
+
+	// LastVersionTask names the task that took LastVersion.
+	// +optional
+	LastVersionTask string `json:"lastVersionTask,omitempty"`
 
 	// LastTask names the newest Task of this template.
 	// +optional

@@ -52,7 +52,7 @@ type UserStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=buser
 // +kubebuilder:printcolumn:name="Username",type=string,JSONPath=`.spec.username`
-// +kubebuilder:printcolumn:name="Name",type=string,JSONPath=`.spec.name`
+// +kubebuilder:printcolumn:name="Full name",type=string,JSONPath=`.spec.name`
 // +kubebuilder:printcolumn:name="Email",type=string,JSONPath=`.spec.email`
 // +kubebuilder:printcolumn:name="Admin",type=boolean,JSONPath=`.spec.admin`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -7,7 +7,7 @@ type ViewSpec struct {
 	// Title of the tab ("Title is required").
 	// +required
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:XValidation:rule="self.trim() != ''",message="Title is required"
+	// +kubebuilder:validation:XValidation:rule="self.trim().size() > 0",message="Title is required"
 	Title string `json:"title"`
 
 	// Position orders the tabs, lowest first.

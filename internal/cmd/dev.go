@@ -18,6 +18,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/config/crd"
+	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/controlplane"
 	"github.com/bastion-dev/bastion/internal/users"
 )
@@ -111,13 +112,20 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	}
 
 	publicURL := "http://" + ln.Addr().String()
-	mgr, err := newManager(cp.Config, ln, managerOptions{
-		PublicURL: publicURL, MetricsAddr: "0", ProbeAddr: "0", Namespace: devNamespace,
-	})
-	if err != nil {
+	// No kubelet here: tasks run as local `bastion runner` processes, with
+	// their private input directories under the data dir.
+	runs := filepath.Join(dataDir, "runs")
+	if err := os.MkdirAll(runs, 0o700); err != nil {
 		return err
 	}
 	direct, err := client.New(cp.Config, client.Options{Scheme: newScheme()})
+	if err != nil {
+		return err
+	}
+	mgr, err := newManager(cp.Config, ln, managerOptions{
+		PublicURL: publicURL, MetricsAddr: "0", ProbeAddr: "0", Namespace: devNamespace,
+		Launcher: &launch.LocalLauncher{Client: direct, BaseDir: runs},
+	})
 	if err != nil {
 		return err
 	}

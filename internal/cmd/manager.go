@@ -17,9 +17,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/apiserver"
 	"github.com/bastion-dev/bastion/console"
 	"github.com/bastion-dev/bastion/controllers"
+	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/version"
 )
 
@@ -31,6 +33,11 @@ type managerOptions struct {
 	ProbeAddr   string // "0" disables
 	LeaderElect bool
 	Namespace   string // the manager's own namespace (user password Secrets)
+
+	GlobalMaxParallelTasks int
+	// Launcher runs tasks; nil means Jobs with JobOptions.
+	Launcher   launch.Launcher
+	JobOptions launch.JobOptions
 }
 
 func defaultNamespace() string {
@@ -49,6 +56,20 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
 	fs.BoolVar(&opts.LeaderElect, "leader-elect", false, "use leader election, for more than one replica")
 	fs.StringVar(&opts.Namespace, "namespace", defaultNamespace(), "the manager's namespace")
+	fs.IntVar(&opts.GlobalMaxParallelTasks, "global-max-parallel-tasks", 0, "running tasks across all projects (0 = no limit)")
+	opts.JobOptions = launch.DefaultJobOptions()
+	for app, flagName := range map[bastionv1.TemplateApp]string{
+		bastionv1.AppAnsible: "runner-image-ansible", bastionv1.AppTerraform: "runner-image-terraform", bastionv1.AppBash: "runner-image-bash",
+	} {
+		fs.Func(flagName, "runner image for "+string(app)+" tasks (default "+opts.JobOptions.Images[app]+")", func(v string) error {
+			opts.JobOptions.Images[app] = v
+			if app == bastionv1.AppTerraform {
+				opts.JobOptions.Images[bastionv1.AppTofu] = v
+			}
+			return nil
+		})
+	}
+	fs.DurationVar(&opts.JobOptions.ActiveDeadline, "task-deadline", opts.JobOptions.ActiveDeadline, "longest a task may run")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -105,7 +126,14 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := controllers.Setup(mgr, controllers.Options{ManagerNamespace: opts.Namespace}); err != nil {
+	launcher := opts.Launcher
+	if launcher == nil {
+		launcher = &launch.JobLauncher{Client: mgr.GetClient(), Options: opts.JobOptions}
+	}
+	if err := controllers.Setup(mgr, controllers.Options{
+		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: opts.PublicURL,
+		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks,
+	}); err != nil {
 		return nil, err
 	}
 	if opts.ProbeAddr != "0" {

@@ -22,7 +22,7 @@ func TestMain_dispatchesAndReportsMisuse(t *testing.T) {
 		{[]string{"user"}, 2, "", "list|add|change-by-login"},
 		{[]string{"user", "delete-everything"}, 2, "", `unknown user command "delete-everything"`},
 		{[]string{"user", "change-by-login"}, 2, "", "--login is required"},
-		{[]string{"runner"}, 1, "", "no task engine yet"},
+		{[]string{"runner", "--input", "/x"}, 1, "", "cannot run tasks yet"},
 	}
 	for _, tc := range cases {
 		var stdout, stderr bytes.Buffer

@@ -305,3 +305,74 @@ func assertPassword(t *testing.T, kubeconfig, login, password string, want bool)
 		t.Fatalf("password check for %s = %v (%v), want %v", login, ok, err, want)
 	}
 }
+
+const localTaskYAML = `apiVersion: automation.bastion.dev/v1alpha1
+kind: Project
+metadata: {name: local}
+spec: {displayName: Local runs}
+`
+
+const localTaskObjects = `apiVersion: v1
+kind: Secret
+metadata:
+  name: none
+  namespace: bastion-local
+  labels: {automation.bastion.dev/key-type: none}
+---
+apiVersion: automation.bastion.dev/v1alpha1
+kind: Repository
+metadata: {name: code, namespace: bastion-local}
+spec: {displayName: Code, gitURL: /srv/code, sshKeyRef: {name: none}}
+---
+apiVersion: automation.bastion.dev/v1alpha1
+kind: Environment
+metadata: {name: empty, namespace: bastion-local}
+spec: {displayName: Empty}
+---
+apiVersion: automation.bastion.dev/v1alpha1
+kind: Template
+metadata: {name: hello, namespace: bastion-local}
+spec:
+  displayName: Hello
+  app: bash
+  playbook: hello.sh
+  repositoryRef: {name: code}
+  environmentRef: {name: empty}
+---
+apiVersion: automation.bastion.dev/v1alpha1
+kind: Task
+metadata: {name: hello-1, namespace: bastion-local}
+spec:
+  templateRef: {name: hello}
+`
+
+// Under bastion dev a task runs as a local `bastion runner` process. The
+// runner itself arrives with issue #4; until then the run must end in
+// error with the runner's exit, never hang or pretend.
+func TestDev_runsATaskThroughTheLocalLauncher(t *testing.T) {
+	dataDir := t.TempDir()
+	dev := startDev(t, dataDir)
+	dev.waitReady()
+	kubeconfig := dev.bannerValue("kubeconfig")
+	if out, err := kubectl(t, kubeconfig, localTaskYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	eventually(t, 20*time.Second, "project namespace", func() error {
+		_, err := kubectl(t, kubeconfig, "", "get", "namespace", "bastion-local")
+		return err
+	})
+	if out, err := kubectl(t, kubeconfig, localTaskObjects, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	eventually(t, 30*time.Second, "task finished", func() error {
+		out, err := kubectl(t, kubeconfig, "", "get", "task", "hello-1", "-n", "bastion-local", "-o", "jsonpath={.status.status}|{.status.message}")
+		if err != nil || !strings.HasPrefix(out, "error|") || !strings.Contains(out, "exited with code 1") {
+			return fmt.Errorf("task is %q (%v)", out, err)
+		}
+		return nil
+	})
+	entries, err := os.ReadDir(filepath.Join(dataDir, "runs"))
+	if err != nil || len(entries) != 0 {
+		t.Fatalf("the run's private directory was not removed: %v %v", entries, err)
+	}
+}

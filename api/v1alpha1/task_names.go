@@ -1,0 +1,22 @@
+package v1alpha1
+
+// Task condition types and reasons.
+const (
+	// ConditionQueued is True while a waiting task waits; the reason and
+	// message say for what.
+	ConditionQueued = "Queued"
+
+	// ReasonProjectLimit: the project's maxParallelTasks are running.
+	ReasonProjectLimit = "ProjectLimit"
+	// ReasonGlobalLimit: the manager's global limit of running tasks is reached.
+	ReasonGlobalLimit = "GlobalLimit"
+	// ReasonQueuedBehind: older tasks of the project wait for the same slot.
+	ReasonQueuedBehind = "QueuedBehindOlderTasks"
+)
+
+// Labels on Tasks.
+const (
+	// LabelAutorunOf marks a task queued by autorun with the name of the
+	// successful build task that queued it.
+	LabelAutorunOf = "automation.bastion.dev/autorun-of"
+)

@@ -1,0 +1,383 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/controllers/launch"
+	"github.com/bastion-dev/bastion/internal/ids"
+)
+
+// TaskFinalizer keeps a Task until its run is released (a local process
+// killed, its private files removed).
+const TaskFinalizer = "automation.bastion.dev/task-run"
+
+// TaskReconciler moves Tasks through the states of spec §4 and runs them
+// through a Launcher.
+type TaskReconciler struct {
+	client.Client
+	// APIReader reads around the cache where a stale read would be wrong
+	// (the version counter).
+	APIReader client.Reader
+	// IDs gives tasks created without one their /api id.
+	IDs      *ids.Allocator
+	Launcher launch.Launcher
+	// GlobalMaxParallel caps running tasks across all projects; 0 = none.
+	GlobalMaxParallel int
+	// ManagerURL is where runners stream their output.
+	ManagerURL string
+	// Now returns the current time (injectable for tests).
+	Now func() time.Time
+
+	admission admission
+}
+
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=tasks,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=tasks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=tasks/finalizers,verbs=update
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=templates;repositories;inventories;environments;projects,verbs=get;list;watch
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=templates/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete;deletecollection
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;delete
+
+// Reconcile advances one Task by as many steps as it can take now.
+func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	task := &bastionv1.Task{}
+	if err := r.Get(ctx, req.NamespacedName, task); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !task.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.reconcileDelete(ctx, task)
+	}
+
+	if !task.Status.Status.Finished() && !controllerutil.ContainsFinalizer(task, TaskFinalizer) {
+		// Its own step, before anything else: a metadata write in the
+		// middle of a reconcile would publish an object with half the
+		// work done.
+		if r.IDs != nil {
+			if _, err := ids.Assign(ctx, r.Client, r.IDs, task, task.Namespace, ids.CounterTask); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		return ctrl.Result{}, r.setFinalizer(ctx, task, true)
+	}
+
+	before := task.DeepCopy()
+	defer func() {
+		if equalStatus(before, task) {
+			return
+		}
+		// The optimistic lock makes a reconcile that read a stale task fail
+		// instead of overwriting newer state; it is simply run again.
+		patchErr := r.Status().Patch(ctx, task, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		switch {
+		case apierrors.IsConflict(patchErr):
+			result, err = ctrl.Result{Requeue: true}, nil
+		case patchErr != nil:
+			err = client.IgnoreNotFound(patchErr)
+		}
+	}()
+
+	switch task.Status.Status {
+	case "":
+		if err := r.initialize(ctx, task); err != nil {
+			return ctrl.Result{}, err
+		}
+		if task.Status.Status != bastionv1.TaskWaiting {
+			return ctrl.Result{}, nil
+		}
+		fallthrough
+	case bastionv1.TaskWaiting:
+		return r.reconcileWaiting(ctx, task)
+	case bastionv1.TaskStarting, bastionv1.TaskRunning, bastionv1.TaskWaitingConfirmation, bastionv1.TaskConfirmed, bastionv1.TaskStopping:
+		return r.reconcileActive(ctx, task)
+	case bastionv1.TaskSuccess, bastionv1.TaskError, bastionv1.TaskStopped:
+		return ctrl.Result{}, r.finish(ctx, task)
+	default:
+		// The schema forbids other values; one that slipped in (an older
+		// schema, a bug) is an error, never a task left hanging.
+		r.transition(task, bastionv1.TaskError, fmt.Sprintf("unknown task status %q", task.Status.Status))
+		return ctrl.Result{}, nil
+	}
+}
+
+// reconcileWaiting admits the task when its project (and the manager) has
+// room, first in, first out.
+func (r *TaskReconciler) reconcileWaiting(ctx context.Context, task *bastionv1.Task) (ctrl.Result, error) {
+	if task.Spec.Stop != "" {
+		// Nothing runs yet: stopping is immediate.
+		r.transition(task, bastionv1.TaskStopped, "stopped before it started")
+		return ctrl.Result{}, nil
+	}
+	decision, err := r.admit(ctx, task)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !decision.admitted {
+		setTaskCondition(task, bastionv1.ConditionQueued, metav1.ConditionTrue, decision.reason, decision.message)
+		return ctrl.Result{}, nil
+	}
+	meta.RemoveStatusCondition(&task.Status.Conditions, bastionv1.ConditionQueued)
+	r.transition(task, bastionv1.TaskStarting, "")
+	return r.reconcileActive(ctx, task)
+}
+
+// reconcileActive starts the run if needed, applies stop and confirm, and
+// maps the run's state onto the task.
+func (r *TaskReconciler) reconcileActive(ctx context.Context, task *bastionv1.Task) (ctrl.Result, error) {
+	run, err := r.runFor(ctx, task)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	switch task.Spec.Stop {
+	case bastionv1.StopForce:
+		if err := r.Launcher.Stop(ctx, run, true); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.transition(task, bastionv1.TaskStopped, "force stopped")
+		return ctrl.Result{}, nil
+	case bastionv1.StopGraceful:
+		if task.Status.Status != bastionv1.TaskStopping {
+			if err := r.Launcher.Stop(ctx, run, false); err != nil {
+				return ctrl.Result{}, err
+			}
+			r.transition(task, bastionv1.TaskStopping, "")
+		}
+	}
+
+	if task.Status.Status == bastionv1.TaskStarting {
+		run, err = r.prepareRun(ctx, task, run)
+		if err != nil {
+			r.transition(task, bastionv1.TaskError, err.Error())
+			return ctrl.Result{}, nil
+		}
+		task.Status.RunName = run.Name
+		if err := r.Launcher.Start(ctx, run); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if task.Status.Status == bastionv1.TaskWaitingConfirmation && task.Spec.Confirmed {
+		r.transition(task, bastionv1.TaskConfirmed, "")
+	}
+
+	state, err := r.Launcher.Observe(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.applyRunState(ctx, task, state)
+}
+
+// applyRunState maps what the launcher sees onto the task's status.
+func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task, state launch.State) (ctrl.Result, error) {
+	stopping := task.Status.Status == bastionv1.TaskStopping
+	switch state.Phase {
+	case launch.PhasePending:
+		return ctrl.Result{}, nil
+	case launch.PhaseRunning:
+		if task.Status.Status == bastionv1.TaskStarting {
+			r.transition(task, bastionv1.TaskRunning, "")
+		}
+		return ctrl.Result{}, nil
+	case launch.PhaseNotFound:
+		switch {
+		case stopping:
+			r.transition(task, bastionv1.TaskStopped, "stopped")
+		case task.Status.Status == bastionv1.TaskStarting:
+			// Just created; the watch brings it back when the run shows.
+			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+		default:
+			r.transition(task, bastionv1.TaskError, "the run disappeared (its Job was deleted, or the manager restarted under bastion dev)")
+		}
+	case launch.PhaseSucceeded:
+		if stopping {
+			r.transition(task, bastionv1.TaskStopped, "stopped")
+		} else {
+			r.transition(task, bastionv1.TaskSuccess, "")
+		}
+	case launch.PhaseFailed:
+		if stopping {
+			r.transition(task, bastionv1.TaskStopped, "stopped")
+		} else {
+			r.transition(task, bastionv1.TaskError, failureMessage(state))
+		}
+	}
+	// The finished state is stored first; the update it causes brings the
+	// task back for finish, so nothing is released before it is recorded.
+	return ctrl.Result{}, nil
+}
+
+func failureMessage(s launch.State) string {
+	switch {
+	case s.Message != "" && s.Reason != "":
+		return s.Reason + ": " + s.Message
+	case s.Message != "":
+		return s.Message
+	}
+	return s.Reason
+}
+
+// transition moves the task to a new state and records when.
+func (r *TaskReconciler) transition(task *bastionv1.Task, to bastionv1.TaskStatusValue, message string) {
+	now := metav1.NewTime(r.now())
+	task.Status.Status = to
+	if message != "" || to.Finished() {
+		task.Status.Message = message
+	}
+	if to == bastionv1.TaskRunning && task.Status.Start == nil {
+		task.Status.Start = &now
+	}
+	if to.Finished() {
+		if task.Status.Start == nil && to != bastionv1.TaskStopped {
+			task.Status.Start = &now
+		}
+		task.Status.End = &now
+		meta.RemoveStatusCondition(&task.Status.Conditions, bastionv1.ConditionQueued)
+	}
+}
+
+func (r *TaskReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// reconcileDelete releases the run of a deleted task.
+func (r *TaskReconciler) reconcileDelete(ctx context.Context, task *bastionv1.Task) error {
+	if !controllerutil.ContainsFinalizer(task, TaskFinalizer) {
+		return nil
+	}
+	run := launch.Run{Task: task, Name: runName(task)}
+	if !task.Status.Status.Finished() {
+		if err := r.Launcher.Stop(ctx, run, true); err != nil {
+			return err
+		}
+	}
+	if err := r.Launcher.Release(ctx, run); err != nil {
+		return err
+	}
+	return r.setFinalizer(ctx, task, false)
+}
+
+// setFinalizer adds or removes TaskFinalizer with a patch of a copy, so
+// the status changes held in task are not overwritten by the answer.
+func (r *TaskReconciler) setFinalizer(ctx context.Context, task *bastionv1.Task, add bool) error {
+	cp := task.DeepCopy()
+	changed := controllerutil.AddFinalizer(cp, TaskFinalizer)
+	if !add {
+		changed = controllerutil.RemoveFinalizer(cp, TaskFinalizer)
+	}
+	if !changed {
+		return nil
+	}
+	if err := r.Patch(ctx, cp, client.MergeFrom(task)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	task.Finalizers = cp.Finalizers
+	return nil
+}
+
+func setTaskCondition(task *bastionv1.Task, condType string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&task.Status.Conditions, metav1.Condition{
+		Type: condType, Status: status, Reason: reason, Message: message, ObservedGeneration: task.Generation,
+	})
+}
+
+func equalStatus(a, b *bastionv1.Task) bool {
+	return a.Status.Status == b.Status.Status && a.Status.Message == b.Status.Message &&
+		a.Status.Version == b.Status.Version && a.Status.RunName == b.Status.RunName &&
+		timeEqual(a.Status.Start, b.Status.Start) && timeEqual(a.Status.End, b.Status.End) &&
+		conditionsEqual(a.Status.Conditions, b.Status.Conditions)
+}
+
+func timeEqual(a, b *metav1.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(b)
+}
+
+func conditionsEqual(a, b []metav1.Condition) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Type != b[i].Type || a[i].Status != b[i].Status || a[i].Reason != b[i].Reason || a[i].Message != b[i].Message {
+			return false
+		}
+	}
+	return true
+}
+
+// Notifier is a launcher that reports run changes itself (a local process
+// exiting has no Kubernetes event).
+type Notifier interface {
+	Notifications() source.Source
+}
+
+// SetupWithManager watches Tasks, their Jobs and Pods, and frees queued
+// tasks when a task of the same project finishes.
+func (r *TaskReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&bastionv1.Task{}).
+		Owns(&batchv1.Job{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(taskOfPod)).
+		Watches(&bastionv1.Task{}, handler.EnqueueRequestsFromMapFunc(r.queuedBehind)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Named("task")
+	if n, ok := r.Launcher.(Notifier); ok {
+		b = b.WatchesRawSource(n.Notifications())
+	}
+	return b.Complete(r)
+}
+
+func taskOfPod(_ context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetLabels()[launch.LabelTask]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
+}
+
+// queuedBehind wakes the waiting tasks of a project when one of its tasks
+// finishes (or is deleted), since that frees a slot.
+func (r *TaskReconciler) queuedBehind(ctx context.Context, obj client.Object) []reconcile.Request {
+	task, ok := obj.(*bastionv1.Task)
+	if !ok || !(task.Status.Status.Finished() || !task.DeletionTimestamp.IsZero()) {
+		return nil
+	}
+	list := &bastionv1.TaskList{}
+	opts := []client.ListOption{}
+	if r.GlobalMaxParallel == 0 {
+		opts = append(opts, client.InNamespace(task.Namespace))
+	}
+	if err := r.List(ctx, list, opts...); err != nil {
+		log.FromContext(ctx).Error(err, "listing queued tasks")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		if list.Items[i].Status.Status == bastionv1.TaskWaiting {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return reqs
+}

@@ -1,0 +1,311 @@
+package controllers_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/controllers"
+	"github.com/bastion-dev/bastion/internal/runspec"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite testdata/*.golden files")
+
+func TestTaskReconciler_createsTheExpectedJobAndFollowsItToSuccess(t *testing.T) {
+	p := newTaskProject(t, "tasks-golden", 0)
+	p.task("run-1", "deploy-site", func(s *bastionv1.TaskSpec) { s.Message = "first run" })
+
+	job := p.job("run-1")
+	p.waitStatus("run-1", bastionv1.TaskStarting)
+	assertGoldenJob(t, job)
+
+	// The input Secret holds the runspec, and no key material.
+	input := &corev1.Secret{}
+	p.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "run-1-input"}, input)).To(Succeed())
+	p.g.Expect(string(input.Data[runspec.TaskFile])).To(ContainSubstring(`"url":"https://git.example.com/site.git"`))
+	p.g.Expect(string(input.Data[runspec.TaskFile])).NotTo(ContainSubstring("s3cret"))
+	p.g.Expect(input.Data[runspec.TokenFile]).To(HaveLen(64))
+	p.g.Expect(p.get("run-1").Labels).To(HaveKey(bastionv1.LabelID), "a task created without an id gets one")
+
+	p.startPod("run-1")
+	running := p.waitStatus("run-1", bastionv1.TaskRunning)
+	p.g.Expect(running.Status.Start).NotTo(BeNil())
+	p.g.Expect(running.Status.End).To(BeNil())
+
+	p.finishJob("run-1", true)
+	done := p.waitStatus("run-1", bastionv1.TaskSuccess)
+	p.g.Expect(done.Status.End).NotTo(BeNil())
+	p.g.Eventually(func() []string { return p.get("run-1").Finalizers }, timeout, interval).Should(BeEmpty())
+	p.g.Eventually(func() bool {
+		return k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "run-1-input"}, &corev1.Secret{}) != nil
+	}, timeout, interval).Should(BeTrue(), "the input Secret (with the run's token) is deleted when the task ends")
+}
+
+// assertGoldenJob compares the Job's spec with testdata/job.golden.yaml
+// (`go test ./controllers -run Golden -update` rewrites it).
+func assertGoldenJob(t *testing.T, job *batchv1.Job) {
+	t.Helper()
+	spec := job.Spec.DeepCopy()
+	// Fields the apiserver defaults or generates differ between runs.
+	spec.Selector = nil
+	spec.ManualSelector = nil
+	delete(spec.Template.Labels, "batch.kubernetes.io/controller-uid")
+	delete(spec.Template.Labels, "controller-uid")
+	delete(spec.Template.Labels, "batch.kubernetes.io/job-name")
+	delete(spec.Template.Labels, "job-name")
+	got, err := yaml.Marshal(map[string]any{
+		"labels":          job.Labels,
+		"ownerReferences": []string{job.OwnerReferences[0].Kind + "/" + job.OwnerReferences[0].Name},
+		"spec":            spec,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "job.golden.yaml")
+	if *updateGolden {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("the Job differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestTaskReconciler_failsWithTheJobsReason(t *testing.T) {
+	p := newTaskProject(t, "tasks-fail", 0)
+	p.task("broken", "deploy-site", nil)
+	p.runToEnd("broken", false)
+	task := p.get("broken")
+	p.g.Expect(task.Status.Message).To(ContainSubstring("BackoffLimitExceeded"))
+	p.g.Expect(task.Status.End).NotTo(BeNil())
+}
+
+func TestTaskReconciler_failsAtOnceOnAnImagePullError(t *testing.T) {
+	p := newTaskProject(t, "tasks-image", 0)
+	p.task("no-image", "deploy-site", nil)
+	job := p.job("no-image")
+	pod := &corev1.Pod{}
+	pod.Name, pod.Namespace, pod.Labels = "no-image-pod", p.ns, job.Spec.Template.Labels
+	pod.Spec = job.Spec.Template.Spec
+	p.g.Expect(k8sClient.Create(context.Background(), pod)).To(Succeed())
+	pod.Status.Phase = corev1.PodPending
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name: "runner", Image: "bastion-runner-ansible:latest",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: `pull access denied for bastion-runner-ansible`}},
+	}}
+	p.g.Expect(k8sClient.Status().Update(context.Background(), pod)).To(Succeed())
+
+	task := p.waitStatus("no-image", bastionv1.TaskError)
+	p.g.Expect(task.Status.Message).To(ContainSubstring("ErrImagePull"))
+	p.g.Expect(task.Status.Message).To(ContainSubstring("pull access denied"))
+}
+
+func TestTaskReconciler_queuesWhenProjectLimitReached(t *testing.T) {
+	p := newTaskProject(t, "tasks-queue", 2)
+	names := []string{"q1", "q2", "q3", "q4", "q5"}
+	// Created within one second, as the API creates them: with ids stamped
+	// in order of arrival, which is what first-in-first-out follows.
+	for i, n := range names {
+		task := &bastionv1.Task{Spec: bastionv1.TaskSpec{TemplateRef: bastionv1.ObjectRef{Name: "deploy-site"}}}
+		task.Name = n
+		task.Labels = map[string]string{bastionv1.LabelID: strconv.Itoa(1001 + i)}
+		p.create(task)
+	}
+	p.waitStatus("q1", bastionv1.TaskStarting)
+	p.waitStatus("q2", bastionv1.TaskStarting)
+	for _, n := range names[2:] {
+		task := p.waitStatus(n, bastionv1.TaskWaiting)
+		p.g.Eventually(func(g Gomega) {
+			cond := meta.FindStatusCondition(p.get(n).Status.Conditions, bastionv1.ConditionQueued)
+			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Message).To(Or(ContainSubstring("2 of 2 tasks of this project are running"), ContainSubstring("older tasks")))
+		}, timeout, interval).Should(Succeed())
+		p.g.Expect(jobExists(p.ns, task.Name)).To(BeFalse(), "a queued task has no Job")
+	}
+
+	// As tasks finish, the oldest waiting one starts, and never more than two run.
+	p.runToEnd("q1", true)
+	p.waitStatus("q3", bastionv1.TaskStarting)
+	p.g.Consistently(func() bastionv1.TaskStatusValue { return p.get("q4").Status.Status }, "1s", interval).Should(Equal(bastionv1.TaskWaiting))
+	p.runToEnd("q2", false)
+	p.waitStatus("q4", bastionv1.TaskStarting)
+	p.runToEnd("q3", true)
+	p.waitStatus("q5", bastionv1.TaskStarting)
+	p.g.Expect(meta.FindStatusCondition(p.get("q5").Status.Conditions, bastionv1.ConditionQueued)).To(BeNil())
+}
+
+func TestTaskReconciler_stopsGracefullyThroughStopping(t *testing.T) {
+	p := newTaskProject(t, "tasks-stop", 0)
+	p.task("long", "deploy-site", nil)
+	p.startPod("long")
+	p.waitStatus("long", bastionv1.TaskRunning)
+
+	// A finalizer holds the Job the way a pod finishing its grace period
+	// would: the task must wait in stopping until the run is really gone.
+	const hold = "test.bastion.dev/hold"
+	setJobFinalizers(p, "long", []string{hold})
+
+	p.update("long", func(task *bastionv1.Task) { task.Spec.Stop = bastionv1.StopGraceful })
+	p.waitStatus("long", bastionv1.TaskStopping)
+	p.g.Eventually(func() bool { return p.job("long").DeletionTimestamp != nil }, timeout, interval).Should(BeTrue(), "the launcher deletes the Job")
+	p.g.Consistently(func() bastionv1.TaskStatusValue { return p.get("long").Status.Status }, "1s", interval).Should(Equal(bastionv1.TaskStopping))
+
+	setJobFinalizers(p, "long", nil)
+	p.g.Eventually(func() bool { return jobExists(p.ns, "long") }, timeout, interval).Should(BeFalse())
+	stopped := p.waitStatus("long", bastionv1.TaskStopped)
+	p.g.Expect(stopped.Status.End).NotTo(BeNil())
+}
+
+func TestTaskReconciler_forceStopIsImmediate(t *testing.T) {
+	p := newTaskProject(t, "tasks-force", 0)
+	p.task("stuck", "deploy-site", nil)
+	p.startPod("stuck")
+	p.waitStatus("stuck", bastionv1.TaskRunning)
+
+	p.update("stuck", func(task *bastionv1.Task) { task.Spec.Stop = bastionv1.StopForce })
+	task := p.waitStatus("stuck", bastionv1.TaskStopped)
+	p.g.Expect(task.Status.Message).To(Equal("force stopped"))
+	p.g.Eventually(func() bool { return jobExists(p.ns, "stuck") }, timeout, interval).Should(BeFalse())
+	p.g.Eventually(func() error {
+		return k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "stuck-pod"}, &corev1.Pod{})
+	}, timeout, interval).ShouldNot(Succeed(), "the run's pod is killed")
+}
+
+func TestTaskReconciler_stoppingAQueuedTaskStopsItWithoutARun(t *testing.T) {
+	p := newTaskProject(t, "tasks-stopq", 1)
+	p.task("first", "deploy-site", nil)
+	p.waitStatus("first", bastionv1.TaskStarting)
+	p.task("second", "deploy-site", nil)
+	p.waitStatus("second", bastionv1.TaskWaiting)
+	p.update("second", func(task *bastionv1.Task) { task.Spec.Stop = bastionv1.StopGraceful })
+	task := p.waitStatus("second", bastionv1.TaskStopped)
+	p.g.Expect(task.Status.Start).To(BeNil())
+	p.g.Expect(jobExists(p.ns, "second")).To(BeFalse())
+}
+
+func TestTaskReconciler_confirmMovesAWaitingConfirmationTaskOn(t *testing.T) {
+	p := newTaskProject(t, "tasks-confirm", 0)
+	p.task("plan", "deploy-site", nil)
+	p.startPod("plan")
+	p.waitStatus("plan", bastionv1.TaskRunning)
+
+	// The runner reports a Terraform plan with changes (issue #4 streams it).
+	p.g.Eventually(func() error {
+		task := p.get("plan")
+		task.Status.Status = bastionv1.TaskWaitingConfirmation
+		return k8sClient.Status().Update(context.Background(), task)
+	}, timeout, interval).Should(Succeed())
+	p.g.Consistently(func() bastionv1.TaskStatusValue { return p.get("plan").Status.Status }, "1s", interval).
+		Should(Equal(bastionv1.TaskWaitingConfirmation), "a running pod does not undo waiting_confirmation")
+
+	p.update("plan", func(task *bastionv1.Task) { task.Spec.Confirmed = true })
+	p.waitStatus("plan", bastionv1.TaskConfirmed)
+	p.finishJob("plan", true)
+	p.waitStatus("plan", bastionv1.TaskSuccess)
+}
+
+func TestTaskReconciler_aMissingTemplateIsAnError(t *testing.T) {
+	p := newTaskProject(t, "tasks-missing", 0)
+	p.task("orphan", "no-such-template", nil)
+	task := p.waitStatus("orphan", bastionv1.TaskError)
+	p.g.Expect(task.Status.Message).To(Equal(`template "no-such-template" not found`))
+}
+
+func TestTaskReconciler_buildVersionsIncrementAndDeploysInheritThem(t *testing.T) {
+	p := newTaskProject(t, "tasks-versions", 0)
+	p.template("build", func(s *bastionv1.TemplateSpec) { s.Type = bastionv1.TemplateBuild; s.StartVersion = "1.0.0" })
+	p.template("rc", func(s *bastionv1.TemplateSpec) { s.Type = bastionv1.TemplateBuild; s.StartVersion = "v2-rc9" })
+	p.template("deploy", func(s *bastionv1.TemplateSpec) {
+		s.Type = bastionv1.TemplateDeploy
+		s.BuildTemplateRef = &bastionv1.ObjectRef{Name: "build"}
+		s.Autorun = true
+	})
+
+	for i, want := range []string{"1.0.0", "1.0.1", "1.0.2"} {
+		name := "build-" + string(rune('a'+i))
+		p.task(name, "build", nil)
+		p.g.Eventually(func() string { return p.get(name).Status.Version }, timeout, interval).Should(Equal(want))
+	}
+	p.task("rc-a", "rc", nil)
+	p.task("rc-b", "rc", nil)
+	p.g.Eventually(func() []string {
+		return []string{p.get("rc-a").Status.Version, p.get("rc-b").Status.Version}
+	}, timeout, interval).Should(ConsistOf("v2-rc9", "v2-rc10"))
+
+	// A failed build queues no autorun; a successful one does, with its version.
+	p.runToEnd("build-a", false)
+	p.runToEnd("build-b", true)
+	autorun := "deploy-after-build-b"
+	deploy := p.waitStatus(autorun, bastionv1.TaskStarting)
+	p.g.Expect(deploy.Status.Version).To(Equal("1.0.1"))
+	p.g.Expect(deploy.Spec.BuildTaskRef.Name).To(Equal("build-b"))
+	p.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "deploy-after-build-a"}, &bastionv1.Task{})).NotTo(Succeed())
+
+	// A deploy of a build that did not succeed is refused with a reason.
+	p.task("deploy-failed", "deploy", func(s *bastionv1.TaskSpec) { s.BuildTaskRef = &bastionv1.ObjectRef{Name: "build-a"} })
+	refused := p.waitStatus("deploy-failed", bastionv1.TaskError)
+	p.g.Expect(refused.Status.Message).To(ContainSubstring("did not succeed"))
+	p.task("deploy-none", "deploy", nil)
+	p.g.Expect(p.waitStatus("deploy-none", bastionv1.TaskError).Status.Message).To(Equal("Build version is required"))
+}
+
+func TestTaskReconciler_runspecCarriesVariablesArgumentsAndBranchPrecedence(t *testing.T) {
+	p := newTaskProject(t, "tasks-runspec", 0)
+
+	p.template("args", func(s *bastionv1.TemplateSpec) {
+		s.Arguments = []string{"--tags", "web"}
+		s.AllowOverrideArgsInTask = true
+		s.GitBranch = "template-branch"
+	})
+	p.task("with-args", "args", func(s *bastionv1.TaskSpec) {
+		s.Arguments = []string{"--check"}
+		s.GitBranch = "task-branch"
+	})
+	p.job("with-args")
+	input := &corev1.Secret{}
+	p.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "with-args-input"}, input)).To(Succeed())
+	spec := string(input.Data[runspec.TaskFile])
+	p.g.Expect(spec).To(ContainSubstring(`"arguments":["--tags","web","--check"]`))
+	p.g.Expect(spec).To(ContainSubstring(`"branch":"task-branch"`))
+	p.g.Expect(spec).To(ContainSubstring(`"key":{"secret":"deploy-key","type":"login_password"}`))
+	p.g.Expect(strings.Count(spec, "s3cret")).To(BeZero())
+
+	job := p.job("with-args")
+	var mounted []string
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.Secret != nil {
+			mounted = append(mounted, v.Secret.SecretName)
+		}
+	}
+	// Only what this task needs: its input and the repository key (the
+	// inventory's key is of type none).
+	p.g.Expect(mounted).To(ConsistOf("with-args-input", "deploy-key"))
+}
+
+func setJobFinalizers(p *taskProject, name string, finalizers []string) {
+	p.t.Helper()
+	p.g.Eventually(func() error {
+		job := p.job(name)
+		job.Finalizers = finalizers
+		return k8sClient.Update(context.Background(), job)
+	}, timeout, interval).Should(Succeed())
+}
+
+var _ = controllers.ProjectNamespace

@@ -1,0 +1,192 @@
+package controllers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/versions"
+)
+
+// initialize gives a new task its version and puts it in the queue.
+func (r *TaskReconciler) initialize(ctx context.Context, task *bastionv1.Task) error {
+	template := &bastionv1.Template{}
+	if err := r.getRef(ctx, task.Namespace, "template", task.Spec.TemplateRef.Name, template); err != nil {
+		r.transition(task, bastionv1.TaskError, err.Error())
+		return nil
+	}
+	switch template.Spec.Type {
+	case bastionv1.TemplateBuild:
+		version, err := r.nextBuildVersion(ctx, template, task)
+		if err != nil {
+			return err
+		}
+		task.Status.Version = version
+	case bastionv1.TemplateDeploy:
+		version, problem, err := r.deployVersion(ctx, task, template)
+		if err != nil {
+			return err
+		}
+		if problem != "" {
+			r.transition(task, bastionv1.TaskError, problem)
+			return nil
+		}
+		task.Status.Version = version
+	}
+	r.transition(task, bastionv1.TaskWaiting, "")
+	return nil
+}
+
+// nextBuildVersion takes the next version of a build template. The
+// template's status.lastVersion is the counter, updated with optimistic
+// concurrency so two tasks never get the same version. The counter also
+// names the task that took it, so a task whose reconcile is repeated
+// before it recorded its version gets the same one again.
+func (r *TaskReconciler) nextBuildVersion(ctx context.Context, template *bastionv1.Template, task *bastionv1.Task) (string, error) {
+	var version string
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		fresh := &bastionv1.Template{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(template), fresh); err != nil {
+			return err
+		}
+		if fresh.Status.LastVersionTask == task.Name && fresh.Status.LastVersion != "" {
+			version = fresh.Status.LastVersion
+			return nil
+		}
+		var err error
+		if fresh.Status.LastVersion == "" {
+			version, err = versions.First(fresh.Spec.StartVersion)
+		} else {
+			version, err = versions.Next(fresh.Status.LastVersion)
+		}
+		if err != nil {
+			return err
+		}
+		fresh.Status.LastVersion = version
+		fresh.Status.LastVersionTask = task.Name
+		return r.Status().Update(ctx, fresh)
+	})
+	if err != nil {
+		return "", fmt.Errorf("taking the next version of template %s: %w", template.Name, err)
+	}
+	return version, nil
+}
+
+// deployVersion is the version of the deploy task's build task, which must
+// be a successful task of the template's build template. problem is what
+// the user reads when it is not.
+func (r *TaskReconciler) deployVersion(ctx context.Context, task *bastionv1.Task, template *bastionv1.Template) (version, problem string, err error) {
+	if task.Spec.BuildTaskRef == nil {
+		return "", "Build version is required", nil
+	}
+	build := &bastionv1.Task{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: task.Spec.BuildTaskRef.Name}, build); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", fmt.Sprintf("build task %q not found", task.Spec.BuildTaskRef.Name), nil
+		}
+		return "", "", err
+	}
+	if template.Spec.BuildTemplateRef == nil || build.Spec.TemplateRef.Name != template.Spec.BuildTemplateRef.Name {
+		return "", fmt.Sprintf("task %q is not a task of this template's build template", build.Name), nil
+	}
+	if build.Status.Status != bastionv1.TaskSuccess {
+		return "", fmt.Sprintf("build task %q did not succeed (it is %s)", build.Name, nonEmptyStatus(build.Status.Status)), nil
+	}
+	return build.Status.Version, "", nil
+}
+
+func nonEmptyStatus(s bastionv1.TaskStatusValue) string {
+	if s == "" {
+		return "new"
+	}
+	return string(s)
+}
+
+// finish releases what a finished task held and queues autorun deploys.
+// It runs until the finalizer is gone, so every step is idempotent.
+func (r *TaskReconciler) finish(ctx context.Context, task *bastionv1.Task) error {
+	if !controllerutil.ContainsFinalizer(task, TaskFinalizer) {
+		return nil
+	}
+	run, err := r.runFor(ctx, task)
+	if err != nil {
+		return err
+	}
+	if err := r.Launcher.Release(ctx, run); err != nil {
+		return err
+	}
+	// The run is over: its token and inputs are of no further use.
+	input := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: task.Namespace, Name: run.InputSecret}}
+	if err := r.Delete(ctx, input); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	if task.Status.Status == bastionv1.TaskSuccess {
+		if err := r.queueAutorun(ctx, task); err != nil {
+			return err
+		}
+	}
+	return r.setFinalizer(ctx, task, false)
+}
+
+// queueAutorun starts the autorun deploy templates of a successful build.
+// Each gets a task named after the build task, so a repeated finish never
+// queues twice.
+func (r *TaskReconciler) queueAutorun(ctx context.Context, build *bastionv1.Task) error {
+	templates := &bastionv1.TemplateList{}
+	if err := r.List(ctx, templates, client.InNamespace(build.Namespace)); err != nil {
+		return err
+	}
+	for _, t := range templates.Items {
+		if !t.Spec.Autorun || t.Spec.BuildTemplateRef == nil || t.Spec.BuildTemplateRef.Name != build.Spec.TemplateRef.Name {
+			continue
+		}
+		deploy := &bastionv1.Task{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:      autorunTaskName(t.Name, build.Name),
+				Namespace: build.Namespace,
+				Labels:    map[string]string{bastionv1.LabelAutorunOf: build.Name},
+			},
+			Spec: bastionv1.TaskSpec{
+				TemplateRef:  bastionv1.ObjectRef{Name: t.Name},
+				BuildTaskRef: &bastionv1.ObjectRef{Name: build.Name},
+				Message:      "autorun after build " + build.Status.Version,
+			},
+		}
+		if err := r.Create(ctx, deploy); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("queueing autorun of %s: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+func autorunTaskName(template, build string) string {
+	name := template + "-after-" + build
+	if len(name) <= 63 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:56] + "-" + hex.EncodeToString(sum[:])[:6]
+}
+
+func rawOf(j *apiextensionsv1.JSON) *[]byte {
+	if j == nil {
+		return nil
+	}
+	return &j.Raw
+}
+
+func idOf(obj client.Object) int64 {
+	id, _ := strconv.ParseInt(obj.GetLabels()[bastionv1.LabelID], 10, 64)
+	return id
+}

@@ -1,0 +1,256 @@
+package controllers
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/controllers/launch"
+	"github.com/bastion-dev/bastion/internal/runspec"
+)
+
+// runName is the name of a task's run (its Job): the task's name, cut and
+// hashed when longer than a Job name may be.
+func runName(task *bastionv1.Task) string {
+	const max = 52 // Job names feed pod labels of at most 63 characters
+	if len(task.Name) <= max {
+		return task.Name
+	}
+	sum := sha256.Sum256([]byte(task.Name))
+	return task.Name[:max-7] + "-" + hex.EncodeToString(sum[:])[:6]
+}
+
+// runFor identifies the task's run; Secrets are filled by prepareRun.
+func (r *TaskReconciler) runFor(ctx context.Context, task *bastionv1.Task) (launch.Run, error) {
+	run := launch.Run{Task: task, Name: runName(task)}
+	run.InputSecret = run.Name + "-input"
+	template := &bastionv1.Template{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: task.Spec.TemplateRef.Name}, template)
+	if client.IgnoreNotFound(err) != nil {
+		return run, err
+	}
+	run.App = template.Spec.App
+	return run, nil
+}
+
+// prepareRun resolves what the task runs into a runspec, stores it in the
+// task's input Secret, and lists the Secrets the run needs.
+func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, run launch.Run) (launch.Run, error) {
+	spec, secrets, err := r.resolve(ctx, task)
+	if err != nil {
+		return run, err
+	}
+	run.Secrets = secrets
+	spec.ManagerURL = r.ManagerURL
+
+	existing := &corev1.Secret{}
+	err = r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: run.InputSecret}, existing)
+	if err == nil {
+		return run, nil // prepared by an earlier reconcile
+	}
+	if !apierrors.IsNotFound(err) {
+		return run, err
+	}
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return run, err
+	}
+	token := make([]byte, 32)
+	if _, err := rand.Read(token); err != nil {
+		return run, err
+	}
+	input := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: run.InputSecret, Namespace: task.Namespace,
+			Labels: map[string]string{launch.LabelTask: task.Name}},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{
+			runspec.TaskFile:  specJSON,
+			runspec.TokenFile: []byte(hex.EncodeToString(token)),
+		},
+	}
+	if err := controllerutil.SetControllerReference(task, input, r.Scheme()); err != nil {
+		return run, err
+	}
+	if err := r.Create(ctx, input); err != nil && !apierrors.IsAlreadyExists(err) {
+		return run, fmt.Errorf("creating the task's input: %w", err)
+	}
+	return run, nil
+}
+
+// resolve builds the runspec from the task and the objects it refers to.
+// Its errors are what the user reads on the failed task.
+func (r *TaskReconciler) resolve(ctx context.Context, task *bastionv1.Task) (*runspec.Spec, []string, error) {
+	ns := task.Namespace
+	template := &bastionv1.Template{}
+	if err := r.getRef(ctx, ns, "template", task.Spec.TemplateRef.Name, template); err != nil {
+		return nil, nil, err
+	}
+	repo := &bastionv1.Repository{}
+	if err := r.getRef(ctx, ns, "repository", template.Spec.RepositoryRef.Name, repo); err != nil {
+		return nil, nil, err
+	}
+	env := &bastionv1.Environment{}
+	if err := r.getRef(ctx, ns, "environment", template.Spec.EnvironmentRef.Name, env); err != nil {
+		return nil, nil, err
+	}
+	secrets := &secretSet{}
+
+	spec := &runspec.Spec{
+		Namespace: ns, Name: task.Name, ID: idOf(task),
+		App:      string(template.Spec.App),
+		Playbook: firstNonEmpty(task.Spec.Playbook, template.Spec.Playbook),
+		Debug:    task.Spec.Debug, DryRun: task.Spec.DryRun, Diff: task.Spec.Diff, Limit: task.Spec.Limit,
+		TaskType: string(template.Spec.Type),
+		Env:      env.Spec.Env,
+		Repository: runspec.Repository{
+			URL:        repo.Spec.GitURL,
+			Branch:     firstNonEmpty(task.Spec.GitBranch, template.Spec.GitBranch, repo.Spec.GitBranch),
+			CommitHash: task.Spec.CommitHash,
+		},
+	}
+	if spec.App == "" {
+		spec.App = string(bastionv1.AppAnsible)
+	}
+	spec.Arguments = append(spec.Arguments, template.Spec.Arguments...)
+	if template.Spec.AllowOverrideArgsInTask {
+		spec.Arguments = append(spec.Arguments, task.Spec.Arguments...)
+	}
+	switch bastionv1.TemplateType(spec.TaskType) {
+	case bastionv1.TemplateBuild:
+		spec.TargetVersion = task.Status.Version
+	case bastionv1.TemplateDeploy:
+		spec.IncomingVersion = task.Status.Version
+	}
+
+	var err error
+	if spec.Repository.Key, err = r.keyRef(ctx, ns, &repo.Spec.SSHKeyRef, secrets); err != nil {
+		return nil, nil, err
+	}
+	if spec.Inventory, err = r.resolveInventory(ctx, task, template, secrets); err != nil {
+		return nil, nil, err
+	}
+	for _, v := range template.Spec.Vaults {
+		key, err := r.keyRef(ctx, ns, &v.KeyRef, secrets)
+		if err != nil {
+			return nil, nil, err
+		}
+		if key != nil {
+			spec.Vaults = append(spec.Vaults, runspec.Vault{Name: v.Name, Key: *key})
+		}
+	}
+	if spec.ExtraVars, err = mergeVars(task, env); err != nil {
+		return nil, nil, err
+	}
+	if env.Spec.SecretRef != nil {
+		if err := r.getRef(ctx, ns, "secret", env.Spec.SecretRef.Name, &corev1.Secret{}); err != nil {
+			return nil, nil, err
+		}
+		spec.EnvironmentSecret = env.Spec.SecretRef.Name
+		secrets.add(env.Spec.SecretRef.Name)
+	}
+	return spec, secrets.names, nil
+}
+
+func (r *TaskReconciler) resolveInventory(ctx context.Context, task *bastionv1.Task, template *bastionv1.Template, secrets *secretSet) (*runspec.Inventory, error) {
+	ref := task.Spec.InventoryRef
+	if ref == nil {
+		ref = template.Spec.InventoryRef
+	}
+	if ref == nil {
+		return nil, nil
+	}
+	inv := &bastionv1.Inventory{}
+	if err := r.getRef(ctx, task.Namespace, "inventory", ref.Name, inv); err != nil {
+		return nil, err
+	}
+	out := &runspec.Inventory{Type: string(inv.Spec.Type), Content: inv.Spec.Inventory, Name: inv.Spec.DisplayName}
+	var err error
+	if out.Key, err = r.keyRef(ctx, task.Namespace, &inv.Spec.SSHKeyRef, secrets); err != nil {
+		return nil, err
+	}
+	if inv.Spec.BecomeKeyRef != nil {
+		if out.BecomeKey, err = r.keyRef(ctx, task.Namespace, inv.Spec.BecomeKeyRef, secrets); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// keyRef resolves a key Secret; a key of type none needs no mount.
+func (r *TaskReconciler) keyRef(ctx context.Context, ns string, ref *bastionv1.ObjectRef, secrets *secretSet) (*runspec.KeyRef, error) {
+	secret := &corev1.Secret{}
+	if err := r.getRef(ctx, ns, "key", ref.Name, secret); err != nil {
+		return nil, err
+	}
+	keyType := secret.Labels[bastionv1.LabelKeyType]
+	if keyType == "" {
+		return nil, fmt.Errorf("secret %q is not a Bastion key (it has no %s label)", ref.Name, bastionv1.LabelKeyType)
+	}
+	if bastionv1.KeyType(keyType) == bastionv1.KeyTypeNone {
+		return nil, nil
+	}
+	secrets.add(ref.Name)
+	return &runspec.KeyRef{Secret: ref.Name, Type: keyType}, nil
+}
+
+func (r *TaskReconciler) getRef(ctx context.Context, ns, kind, name string, obj client.Object) error {
+	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("%s %q not found", kind, name)
+		}
+		return err
+	}
+	return nil
+}
+
+// mergeVars merges the task's variables under the environment's: the
+// Environment wins (api-contract.md, "Variables").
+func mergeVars(task *bastionv1.Task, env *bastionv1.Environment) (json.RawMessage, error) {
+	merged := map[string]any{}
+	for _, src := range []*[]byte{rawOf(task.Spec.ExtraVars), rawOf(env.Spec.ExtraVars)} {
+		if src == nil || len(*src) == 0 {
+			continue
+		}
+		vars := map[string]any{}
+		if err := json.Unmarshal(*src, &vars); err != nil {
+			return nil, fmt.Errorf("Environment and extra variables must be valid JSON: %v", err)
+		}
+		for k, v := range vars {
+			merged[k] = v
+		}
+	}
+	if len(merged) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(merged)
+}
+
+type secretSet struct{ names []string }
+
+func (s *secretSet) add(name string) {
+	for _, n := range s.names {
+		if n == name {
+			return
+		}
+	}
+	s.names = append(s.names, name)
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

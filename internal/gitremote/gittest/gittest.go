@@ -1,0 +1,60 @@
+// Package gittest makes real git repositories for tests of code that talks
+// to git remotes.
+package gittest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Branch is the branch NewRepo creates.
+const Branch = "main"
+
+// Repo is a git repository in a test's temporary directory.
+type Repo struct {
+	// Path is the repository's directory, usable as a local-path URL.
+	Path string
+	t    testing.TB
+}
+
+// NewRepo runs `git init` in a new temporary directory and commits once to
+// Branch.
+func NewRepo(t testing.TB) *Repo {
+	t.Helper()
+	r := &Repo{Path: filepath.Join(t.TempDir(), "repo"), t: t}
+	r.Git("init", "--quiet", "--initial-branch="+Branch, r.Path)
+	r.Commit("first")
+	return r
+}
+
+// FileURL is the repository as a file:// URL.
+func (r *Repo) FileURL() string { return "file://" + r.Path }
+
+// Commit records an empty commit on the current branch and returns its id.
+func (r *Repo) Commit(message string) string {
+	r.t.Helper()
+	r.Git("-C", r.Path, "commit", "--quiet", "--allow-empty", "-m", message)
+	return r.Git("-C", r.Path, "rev-parse", "HEAD")
+}
+
+// Git runs git with a fixed identity and no user or system configuration,
+// and returns its trimmed output.
+func (r *Repo) Git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + r.t.TempDir(),
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
+		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}

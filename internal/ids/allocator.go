@@ -1,0 +1,163 @@
+// Package ids owns the integer ids of the /api contract: the counters they
+// are allocated from, the label that carries them on every object, and the
+// cache index that finds an object by its id.
+//
+// Counters live in a ConfigMap per namespace and are advanced with
+// optimistic concurrency (read, increment, update with the read
+// resourceVersion, retry on conflict), so any number of manager replicas
+// and API servers may allocate at once without a lock. A counter only
+// grows: a deleted object's id is never handed out again.
+package ids
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	// ConfigMapName is the ConfigMap that holds a namespace's counters, one
+	// data key per counter, each the last id handed out.
+	ConfigMapName = "bastion-ids"
+	// LabelManagedBy and ManagedBy mark the counters' ConfigMap as Bastion's.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "bastion"
+)
+
+// Backoff spaces the retries of a counter update that lost a race. With n
+// writers on one counter each round lets one of them win, so the budget
+// must outlast dozens of rounds; jitter spreads the writers so that the
+// rounds get less crowded. Under no contention the first try succeeds.
+var Backoff = wait.Backoff{
+	Duration: 5 * time.Millisecond,
+	Factor:   1.5,
+	Jitter:   1.0,
+	Steps:    40,
+	Cap:      time.Second,
+}
+
+// Allocator hands out ids from the counters.
+type Allocator struct {
+	// Client reads and writes the counters' ConfigMaps. It should read from
+	// the apiserver, not from a cache: a stale read is safe (the update
+	// conflicts and is retried) but a lagging cache would keep conflicting.
+	Client client.Client
+
+	mu sync.Mutex
+	// known is the lowest value each counter is known to hold, so that
+	// Reserve need not ask the apiserver for ids the counter already passed.
+	known map[counterKey]int64
+}
+
+type counterKey struct{ namespace, counter string }
+
+// Next allocates the next id of counter in namespace. The first id is 1.
+func (a *Allocator) Next(ctx context.Context, namespace, counter string) (int64, error) {
+	return a.advance(ctx, namespace, counter, func(last int64) int64 { return last + 1 })
+}
+
+// Reserve makes sure counter in namespace never hands out id: objects that
+// arrive with an id (restored from a backup, applied with their labels)
+// keep it, and later allocations must not collide with it.
+func (a *Allocator) Reserve(ctx context.Context, namespace, counter string, id int64) error {
+	if a.knownAtLeast(namespace, counter, id) {
+		return nil
+	}
+	_, err := a.advance(ctx, namespace, counter, func(last int64) int64 { return max(last, id) })
+	return err
+}
+
+// advance moves a counter from its last value to next(last) and returns the
+// new value. It writes only when the value changes.
+func (a *Allocator) advance(ctx context.Context, namespace, counter string, next func(last int64) int64) (int64, error) {
+	var value int64
+	err := retry.OnError(Backoff, retriable, func() error {
+		cm := &corev1.ConfigMap{}
+		err := a.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ConfigMapName}, cm)
+		if apierrors.IsNotFound(err) {
+			value = next(0)
+			// Another writer may create it first: AlreadyExists retries
+			// and then takes the update path.
+			return a.Client.Create(ctx, newConfigMap(namespace, counter, value))
+		}
+		if err != nil {
+			return err
+		}
+		last, err := lastValue(cm, counter)
+		if err != nil {
+			return err
+		}
+		value = next(last)
+		if value == last {
+			return nil
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[counter] = strconv.FormatInt(value, 10)
+		// The read resourceVersion travels with the update, so a concurrent
+		// writer makes this fail with a conflict instead of being overwritten.
+		return a.Client.Update(ctx, cm)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("advancing id counter %q in namespace %s: %w", counter, namespace, err)
+	}
+	a.remember(namespace, counter, value)
+	return value, nil
+}
+
+func retriable(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
+}
+
+func newConfigMap(namespace, counter string, value int64) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      ConfigMapName,
+			Namespace: namespace,
+			Labels:    map[string]string{LabelManagedBy: ManagedBy},
+		},
+		Data: map[string]string{counter: strconv.FormatInt(value, 10)},
+	}
+}
+
+// lastValue reads a counter; a missing key is a counter that never counted.
+// A value that is not a number is an error, never a reset: starting again
+// from 0 would hand out ids that objects still carry.
+func lastValue(cm *corev1.ConfigMap, counter string) (int64, error) {
+	raw, ok := cm.Data[counter]
+	if !ok {
+		return 0, nil
+	}
+	last, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || last < 0 {
+		return 0, fmt.Errorf("ConfigMap %s/%s: counter %q holds %q, not a count; fix it by hand to at least the highest id in use",
+			cm.Namespace, cm.Name, counter, raw)
+	}
+	return last, nil
+}
+
+func (a *Allocator) knownAtLeast(namespace, counter string, id int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.known[counterKey{namespace, counter}] >= id
+}
+
+func (a *Allocator) remember(namespace, counter string, value int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.known == nil {
+		a.known = map[counterKey]int64{}
+	}
+	key := counterKey{namespace, counter}
+	a.known[key] = max(a.known[key], value)
+}
