@@ -79,6 +79,9 @@ var (
 	RefRepository  = RefKind{Noun: "repository", Object: &bastionv1.Repository{}}
 	RefTemplate    = RefKind{Noun: "template", Object: &bastionv1.Template{}}
 	RefIntegration = RefKind{Noun: "integration", Object: &bastionv1.Integration{}}
+	RefEnvironment = RefKind{Noun: "environment", Object: &bastionv1.Environment{}}
+	RefInventory   = RefKind{Noun: "inventory", Object: &bastionv1.Inventory{}}
+	RefView        = RefKind{Noun: "view", Object: &bastionv1.View{}}
 )
 
 // referencesField indexes objects by what they refer to, as
@@ -297,6 +300,14 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator) []reconcilerSetu
 			References: func(o *bastionv1.Repository) []Reference { return ref(RefKey, &o.Spec.SSHKeyRef) },
 			Referenced: []RefKind{RefKey},
 		}},
+		&ResourceReconciler[*bastionv1.Template]{Client: c, IDs: alloc, Kind: ResourceKind[*bastionv1.Template]{
+			Name:       ids.CounterTemplate,
+			New:        func() *bastionv1.Template { return &bastionv1.Template{} },
+			NewList:    func() client.ObjectList { return &bastionv1.TemplateList{} },
+			Conditions: func(o *bastionv1.Template) *[]metav1.Condition { return &o.Status.Conditions },
+			References: templateReferences,
+			Referenced: []RefKind{RefRepository, RefEnvironment, RefInventory, RefView, RefTemplate, RefKey},
+		}},
 		&ResourceReconciler[*bastionv1.View]{Client: c, IDs: alloc, Kind: ResourceKind[*bastionv1.View]{
 			Name:       ids.CounterView,
 			New:        func() *bastionv1.View { return &bastionv1.View{} },
@@ -324,6 +335,18 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator) []reconcilerSetu
 			Referenced: []RefKind{RefIntegration},
 		}},
 	}
+}
+
+// templateReferences are what a template runs with: its repository,
+// environment, inventory, view, build template and vault keys.
+func templateReferences(o *bastionv1.Template) []Reference {
+	refs := slices.Concat(
+		ref(RefRepository, &o.Spec.RepositoryRef), ref(RefEnvironment, &o.Spec.EnvironmentRef),
+		ref(RefInventory, o.Spec.InventoryRef), ref(RefView, o.Spec.ViewRef), ref(RefTemplate, o.Spec.BuildTemplateRef))
+	for i := range o.Spec.Vaults {
+		refs = append(refs, ref(RefKey, &o.Spec.Vaults[i].KeyRef)...)
+	}
+	return refs
 }
 
 // ref is the reference an optional *ObjectRef makes, if it is set.

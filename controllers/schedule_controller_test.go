@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -148,6 +149,19 @@ func (f *scheduleFixture) waitReady(name string, status metav1.ConditionStatus, 
 	return s
 }
 
+// eventReasons lists the reasons of the Events recorded about a schedule.
+func (f *scheduleFixture) eventReasons(g Gomega, schedule string) []string {
+	list := &eventsv1.EventList{}
+	g.Expect(k8sClient.List(context.Background(), list, client.InNamespace(f.namespace))).To(Succeed())
+	var reasons []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "Schedule" && e.Regarding.Name == schedule {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	return reasons
+}
+
 func (f *scheduleFixture) expectTaskCount(schedule string, n int) {
 	f.g.Eventually(func(g Gomega) { g.Expect(f.tasks(g, schedule)).To(HaveLen(n)) }, timeout, interval).Should(Succeed())
 }
@@ -270,6 +284,8 @@ func TestScheduleReconciler_runOnlyOnNewCommitSkipsWhenTheHeadHasNotMoved(t *tes
 	f.g.Expect(meta.FindStatusCondition(got.Status.Conditions, bastionv1.ConditionReady).Message).
 		To(ContainSubstring("no new commit on main since " + head[:12]))
 	f.g.Expect(f.tasks(f.g, s.Name)).To(HaveLen(1))
+	f.g.Eventually(func(g Gomega) []string { return f.eventReasons(g, s.Name) }, timeout, interval).
+		Should(ContainElements(bastionv1.ReasonTaskCreated, bastionv1.ReasonNoNewCommit))
 
 	// A commit lands: the next run runs.
 	newHead := repo.Commit("second")
@@ -292,4 +308,18 @@ func TestScheduleReconciler_gitErrorSkipsTheRunWithTheReason(t *testing.T) {
 	f.g.Expect(strings.Count(message, "\n")).To(BeZero())
 	f.g.Expect(got.Status.LastRunTime.Time).To(BeTemporally("==", first))
 	f.expectNoNewTasks(s.Name, 0)
+}
+
+func TestScheduleReconciler_readsCronInUTCWhateverTheClocksZone(t *testing.T) {
+	f := newScheduleFixture(t, "sched-utc", "/srv/git/code")
+	s := f.schedule("hourly", "0 * * * *", nil)
+	first := f.firstRun(s)
+
+	// In a zone half an hour off UTC, "minute 0" would be a different
+	// minute.
+	india := time.FixedZone("IST", 5*3600+30*60)
+	f.reconcileAt(s.Name, first.Add(time.Second).In(india))
+	f.expectTaskCount(s.Name, 1)
+	got := f.waitReady(s.Name, metav1.ConditionTrue, bastionv1.ReasonTaskCreated)
+	f.g.Expect(got.Status.NextRunTime.Time).To(BeTemporally("==", first.Add(time.Hour)))
 }

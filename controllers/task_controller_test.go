@@ -13,6 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -309,3 +310,33 @@ func setJobFinalizers(p *taskProject, name string, finalizers []string) {
 }
 
 var _ = controllers.ProjectNamespace
+
+func TestTemplateReconciler_namesMissingReferencesAndGetsAnID(t *testing.T) {
+	p := newTaskProject(t, "tasks-template-refs", 0)
+	p.template("dangling", func(s *bastionv1.TemplateSpec) {
+		s.EnvironmentRef = bastionv1.ObjectRef{Name: "staging"}
+		s.BuildTemplateRef = &bastionv1.ObjectRef{Name: "no-build"}
+	})
+	p.g.Eventually(func(g Gomega) {
+		tpl := &bastionv1.Template{}
+		g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "dangling"}, tpl)).To(Succeed())
+		g.Expect(tpl.Labels).To(HaveKey(bastionv1.LabelID))
+		cond := meta.FindStatusCondition(tpl.Status.Conditions, bastionv1.ConditionReady)
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Reason).To(Equal(bastionv1.ReasonMissingReference))
+		g.Expect(cond.Message).To(ContainSubstring(`environment "staging" not found`))
+		g.Expect(cond.Message).To(ContainSubstring(`template "no-build" not found`))
+	}, timeout, interval).Should(Succeed())
+
+	p.create(&bastionv1.Environment{Spec: bastionv1.EnvironmentSpec{DisplayName: "Staging"}, ObjectMeta: metaName("staging")})
+	p.template("no-build", func(*bastionv1.TemplateSpec) {})
+	p.g.Eventually(func(g Gomega) {
+		tpl := &bastionv1.Template{}
+		g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "dangling"}, tpl)).To(Succeed())
+		cond := meta.FindStatusCondition(tpl.Status.Conditions, bastionv1.ConditionReady)
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+	}, timeout, interval).Should(Succeed())
+}
+
+func metaName(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
