@@ -105,3 +105,8 @@ $(GOTESTSUM):
 clean: ## Remove build output (not the envtest cache).
 	rm -rf bin console/node_modules console/test-results console/playwright-report
 	find console/dist -mindepth 1 -not -name .keep -delete 2>/dev/null || true
+
+##@ Benchmarks
+.PHONY: bench-dispatch
+bench-dispatch: envtest-assets ## Dispatch rate: 1,000 Tasks to Jobs through the real kube-apiserver (docs/benchmarks.md).
+	go test ./controllers -run '^$$' -bench BenchmarkTaskDispatch -benchtime 1x -count 3 -timeout 30m

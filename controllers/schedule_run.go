@@ -34,28 +34,9 @@ func (r *ScheduleReconciler) fire(ctx context.Context, schedule *bastionv1.Sched
 		return
 	}
 
-	var commit string
-	if schedule.Spec.RunOnlyOnNewCommit {
-		repo, err := r.repository(ctx, schedule, template)
-		if err != nil {
-			r.runFailed(schedule, actionCheckCommit, run, err.Error())
-			return
-		}
-		branch := checkoutBranch(repo, template)
-		// No credentials yet: the repository's key joins with issue #4.
-		head, err := gitremote.Head(ctx, repo.Spec.GitURL, branch, nil)
-		if err != nil {
-			// gitremote's messages name the URL without credentials.
-			r.record(schedule, nil, corev1.EventTypeWarning, metav1.ConditionFalse, bastionv1.ReasonGitError, actionCheckCommit,
-				fmt.Sprintf("skipped the run of %s: %v", scheduleTime(run), err))
-			return
-		}
-		if head == schedule.Status.LastCommit {
-			r.record(schedule, nil, corev1.EventTypeNormal, metav1.ConditionTrue, bastionv1.ReasonNoNewCommit, actionCheckCommit,
-				fmt.Sprintf("skipped the run of %s: no new commit on %s since %s", scheduleTime(run), branchName(branch), shortCommit(head)))
-			return
-		}
-		commit = head
+	commit, proceed := r.checkCommit(ctx, schedule, template, run)
+	if !proceed {
+		return
 	}
 
 	task, err := r.createTask(ctx, schedule, template)
@@ -69,6 +50,35 @@ func (r *ScheduleReconciler) fire(ctx context.Context, schedule *bastionv1.Sched
 	}
 	r.record(schedule, task, corev1.EventTypeNormal, metav1.ConditionTrue, bastionv1.ReasonTaskCreated, actionRun,
 		fmt.Sprintf("started task %s for the run of %s", task.Name, scheduleTime(run)))
+}
+
+// checkCommit decides whether a runOnlyOnNewCommit schedule runs: only when
+// the branch head is not the commit of its last task. It answers the head
+// to remember, and false when the run is skipped (recorded as such).
+func (r *ScheduleReconciler) checkCommit(ctx context.Context, schedule *bastionv1.Schedule, template *bastionv1.Template, run time.Time) (commit string, proceed bool) {
+	if !schedule.Spec.RunOnlyOnNewCommit {
+		return "", true
+	}
+	repo, err := r.repository(ctx, schedule, template)
+	if err != nil {
+		r.runFailed(schedule, actionCheckCommit, run, err.Error())
+		return "", false
+	}
+	branch := checkoutBranch(repo, template)
+	// No credentials yet: the repository's key joins with issue #4.
+	head, err := gitremote.Head(ctx, repo.Spec.GitURL, branch, nil)
+	if err != nil {
+		// gitremote's messages name the URL without credentials.
+		r.record(schedule, nil, corev1.EventTypeWarning, metav1.ConditionFalse, bastionv1.ReasonGitError, actionCheckCommit,
+			fmt.Sprintf("skipped the run of %s: %v", scheduleTime(run), err))
+		return "", false
+	}
+	if head == schedule.Status.LastCommit {
+		r.record(schedule, nil, corev1.EventTypeNormal, metav1.ConditionTrue, bastionv1.ReasonNoNewCommit, actionCheckCommit,
+			fmt.Sprintf("skipped the run of %s: no new commit on %s since %s", scheduleTime(run), branchName(branch), shortCommit(head)))
+		return "", false
+	}
+	return head, true
 }
 
 // createTask starts a run of the template, named after it and labelled

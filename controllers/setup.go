@@ -36,6 +36,9 @@ type Options struct {
 	Launcher launch.Launcher
 	// GlobalMaxParallelTasks caps running tasks across projects; 0 = none.
 	GlobalMaxParallelTasks int
+	// TaskKeepLast is how many finished tasks of a template are kept as
+	// objects unless the template says otherwise (0 = DefaultTaskKeepLast).
+	TaskKeepLast int
 	// TaskWorkers is how many tasks are reconciled at once (default 4).
 	TaskWorkers int
 	// ManagerURL is where runners stream output.
@@ -63,6 +66,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	tasks := &TaskReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), IDs: alloc, Launcher: opts.Launcher,
 		GlobalMaxParallel: opts.GlobalMaxParallelTasks, ManagerURL: opts.ManagerURL, Now: opts.Now,
+		KeepLast: opts.TaskKeepLast,
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &bastionv1.Task{}, TaskTemplateField, indexTaskTemplate); err != nil {
+		return err
 	}
 	if tasks.Now == nil && opts.Clock != nil {
 		tasks.Now = opts.Clock.Now

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	uberzap "go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -47,7 +48,8 @@ func TestMain(m *testing.M) {
 
 func runSuite(m *testing.M) int {
 	// Only errors: the reconcilers' info lines would bury the test output.
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	logLevel := uberzap.NewAtomicLevelAt(zapcore.ErrorLevel)
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(logLevel)))
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		os.Setenv("KUBEBUILDER_ASSETS", controlplane.DefaultAssetsDir())
 	}
@@ -77,6 +79,9 @@ func runSuite(m *testing.M) int {
 	code := m.Run()
 	// Stop the reconcilers before the apiserver, so they don't log the
 	// apiserver's disappearance as errors.
+	// Reconciles cut off by the stop report "context canceled"; that is
+	// the stop working, not an error worth printing.
+	logLevel.SetLevel(zapcore.FatalLevel)
 	cancel()
 	<-stopped
 	return code
@@ -87,6 +92,9 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(bastionv1.AddToScheme(scheme))
 
+	// As the manager command does: no client-side rate limit.
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = -1
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		return nil, err

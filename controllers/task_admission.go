@@ -42,6 +42,10 @@ func (r *TaskReconciler) admit(ctx context.Context, task *bastionv1.Task) (admis
 	if err != nil {
 		return admissionDecision{}, err
 	}
+	if limit == 0 && r.GlobalMaxParallel == 0 {
+		// No limit, no queue: nothing to count or order.
+		return admissionDecision{admitted: true}, nil
+	}
 	scope := []client.ListOption{client.InNamespace(task.Namespace)}
 	if r.GlobalMaxParallel > 0 {
 		scope = nil // the global limit needs every namespace's tasks

@@ -38,6 +38,8 @@ type TaskReconciler struct {
 	// IDs gives tasks created without one their /api id.
 	IDs      *ids.Allocator
 	Launcher launch.Launcher
+	// KeepLast is the default number of finished tasks kept per template.
+	KeepLast int
 	// GlobalMaxParallel caps running tasks across all projects; 0 = none.
 	GlobalMaxParallel int
 	// ManagerURL is where runners stream their output.

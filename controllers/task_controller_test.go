@@ -340,3 +340,30 @@ func TestTemplateReconciler_namesMissingReferencesAndGetsAnID(t *testing.T) {
 }
 
 func metaName(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
+
+func TestTaskReconciler_prunesFinishedTasksBeyondTheTemplatesKeepLast(t *testing.T) {
+	p := newTaskProject(t, "tasks-retention", 0)
+	keep := int32(2)
+	p.template("nightly", func(s *bastionv1.TemplateSpec) { s.KeepLast = &keep })
+
+	// A task that is still running is never pruned, however old.
+	p.task("n0", "nightly", func(*bastionv1.TaskSpec) {})
+	p.startPod("n0")
+	p.waitStatus("n0", bastionv1.TaskRunning)
+
+	for i, n := range []string{"n1", "n2", "n3", "n4"} {
+		task := &bastionv1.Task{Spec: bastionv1.TaskSpec{TemplateRef: bastionv1.ObjectRef{Name: "nightly"}}}
+		task.Name = n
+		task.Labels = map[string]string{bastionv1.LabelID: strconv.Itoa(2001 + i)}
+		p.create(task)
+		p.runToEnd(n, i%2 == 0)
+	}
+
+	exists := func(name string) bool {
+		return k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: name}, &bastionv1.Task{}) == nil
+	}
+	p.g.Eventually(func() []bool { return []bool{exists("n1"), exists("n2")} }, timeout, interval).Should(Equal([]bool{false, false}))
+	p.g.Consistently(func() []bool { return []bool{exists("n0"), exists("n3"), exists("n4")} }, "1s", interval).Should(Equal([]bool{true, true, true}))
+	// Tasks of other templates are not counted.
+	p.g.Expect(exists("n0")).To(BeTrue())
+}

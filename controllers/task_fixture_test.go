@@ -18,12 +18,12 @@ import (
 // taskProject is a project with a key, a repository, an environment and a
 // plain template, ready to run tasks.
 type taskProject struct {
-	t  *testing.T
+	t  testing.TB
 	g  Gomega
 	ns string
 }
 
-func newTaskProject(t *testing.T, name string, maxParallel int32) *taskProject {
+func newTaskProject(t testing.TB, name string, maxParallel int32) *taskProject {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()

@@ -35,6 +35,7 @@ type managerOptions struct {
 	Namespace   string // the manager's own namespace (user password Secrets)
 
 	GlobalMaxParallelTasks int
+	TaskKeepLast           int
 	// Launcher runs tasks; nil means Jobs with JobOptions.
 	Launcher   launch.Launcher
 	JobOptions launch.JobOptions
@@ -69,6 +70,7 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 			return nil
 		})
 	}
+	fs.IntVar(&opts.TaskKeepLast, "task-keep-last", controllers.DefaultTaskKeepLast, "finished tasks kept as objects per template (a template's keepLast overrides it)")
 	fs.DurationVar(&opts.JobOptions.ActiveDeadline, "task-deadline", opts.JobOptions.ActiveDeadline, "longest a task may run")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -115,6 +117,13 @@ func unwrapSyscall(err error) error {
 // newManager builds the controller-runtime manager with every reconciler
 // and the HTTP server on ln.
 func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Manager, error) {
+	if cfg.QPS == 0 {
+		// A config that did not come from ctrl.GetConfig (the embedded
+		// control plane's) would fall back to client-go's 5 requests per
+		// second. Leave fairness to the apiserver, as GetConfig does.
+		cfg = rest.CopyConfig(cfg)
+		cfg.QPS = -1
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  newScheme(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
@@ -132,7 +141,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	}
 	if err := controllers.Setup(mgr, controllers.Options{
 		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: opts.PublicURL,
-		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks,
+		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast,
 	}); err != nil {
 		return nil, err
 	}

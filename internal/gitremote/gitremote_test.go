@@ -128,7 +128,7 @@ func TestHead_passesTheCallersEnvironmentToGit(t *testing.T) {
 	}
 }
 
-func TestRedactURL(t *testing.T) {
+func TestHead_redactsUserInfoFromURLs(t *testing.T) {
 	tests := map[string]string{
 		"https://user:pw@host/r.git": "https://host/r.git",
 		"https://token@host/r.git":   "https://host/r.git",

@@ -1,0 +1,77 @@
+package controllers
+
+import (
+	"context"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+)
+
+// TaskTemplateField indexes Tasks by the name of their template.
+const TaskTemplateField = ".spec.templateRef.name"
+
+// DefaultTaskKeepLast is how many finished Tasks of a template are kept as
+// objects when neither the template nor the manager says otherwise. etcd
+// is not a history database: the output store keeps every task's lines
+// and summary (issue #4), so pruned tasks stay in the history.
+const DefaultTaskKeepLast = 100
+
+func indexTaskTemplate(obj client.Object) []string {
+	return []string{obj.(*bastionv1.Task).Spec.TemplateRef.Name}
+}
+
+// pruneFinished deletes the finished Tasks of a template beyond its
+// keep-last count, oldest first. Tasks that are not finished are never
+// touched.
+func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task) error {
+	template := &bastionv1.Template{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: task.Spec.TemplateRef.Name}, template); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	keep := r.KeepLast
+	if template.Spec.KeepLast != nil {
+		keep = int(*template.Spec.KeepLast)
+	}
+	if keep <= 0 {
+		keep = DefaultTaskKeepLast
+	}
+
+	list := &bastionv1.TaskList{}
+	if err := r.List(ctx, list, client.InNamespace(task.Namespace), client.MatchingFields{TaskTemplateField: template.Name}); err != nil {
+		return err
+	}
+	var finished []*bastionv1.Task
+	for i := range list.Items {
+		t := &list.Items[i]
+		if t.Status.Status.Finished() && t.DeletionTimestamp.IsZero() {
+			finished = append(finished, t)
+		}
+	}
+	if len(finished) <= keep {
+		return nil
+	}
+	sort.Slice(finished, func(i, j int) bool { return newerTask(finished[i], finished[j]) })
+	for _, old := range finished[keep:] {
+		if err := r.Delete(ctx, old, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		log.FromContext(ctx).V(1).Info("pruned finished task", "task", old.Name, "keepLast", keep)
+	}
+	return nil
+}
+
+// newerTask orders tasks newest first: by id when both have one (ids follow
+// creation), else by creation time, then name.
+func newerTask(a, b *bastionv1.Task) bool {
+	if ai, bi := idOf(a), idOf(b); ai != 0 && bi != 0 && ai != bi {
+		return ai > bi
+	}
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return b.CreationTimestamp.Before(&a.CreationTimestamp)
+	}
+	return a.Name > b.Name
+}
