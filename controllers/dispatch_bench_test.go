@@ -37,8 +37,12 @@ func BenchmarkTaskDispatch(b *testing.B) {
 
 		b.ReportMetric(float64(tasks)/elapsed.Minutes(), "tasks/min")
 		b.ReportMetric(elapsed.Seconds(), "s/1000tasks")
-		// Leave the apiserver as it was found for the next iteration.
-		_ = k8sClient.DeleteAllOf(ctx, &bastionv1.Task{}, client.InNamespace(p.ns))
+		// Leave the apiserver as it was found for the next iteration, and
+		// wait for it, so one iteration's clean-up is not timed in the next.
+		if err := k8sClient.DeleteAllOf(ctx, &bastionv1.Task{}, client.InNamespace(p.ns)); err != nil {
+			b.Fatal(err)
+		}
+		waitForNoTasks(b, p.ns)
 	}
 }
 
@@ -81,6 +85,23 @@ func waitForJobs(b *testing.B, ns string, n int) {
 		}
 		if time.Now().After(deadline) {
 			b.Fatalf("only %d of %d Jobs after 10 minutes", len(jobs.Items), n)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func waitForNoTasks(b *testing.B, ns string) {
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		tasks := &bastionv1.TaskList{}
+		if err := k8sClient.List(context.Background(), tasks, client.InNamespace(ns)); err != nil {
+			b.Fatal(err)
+		}
+		if len(tasks.Items) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d tasks still there after 10 minutes", len(tasks.Items))
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

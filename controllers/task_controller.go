@@ -366,6 +366,11 @@ func (r *TaskReconciler) queuedBehind(ctx context.Context, obj client.Object) []
 	if !ok || !(task.Status.Status.Finished() || !task.DeletionTimestamp.IsZero()) {
 		return nil
 	}
+	if r.GlobalMaxParallel == 0 {
+		if limit, err := r.projectLimit(ctx, task.Namespace); err != nil || limit == 0 {
+			return nil // no limit: nobody waits for a slot
+		}
+	}
 	list := &bastionv1.TaskList{}
 	opts := []client.ListOption{}
 	if r.GlobalMaxParallel == 0 {
