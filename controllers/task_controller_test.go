@@ -367,3 +367,29 @@ func TestTaskReconciler_prunesFinishedTasksBeyondTheTemplatesKeepLast(t *testing
 	// Tasks of other templates are not counted.
 	p.g.Expect(exists("n0")).To(BeTrue())
 }
+
+func TestTaskReconciler_mountsTheTasksOwnSecretAndTheEnvironmentsButNeverCopiesThem(t *testing.T) {
+	p := newTaskProject(t, "tasks-secrets", 0)
+	p.create(&corev1.Secret{ObjectMeta: metaName("prod-secrets"), Data: map[string][]byte{"var.db_password": []byte("hunter2")}})
+	p.create(&bastionv1.Environment{ObjectMeta: metaName("with-secrets"), Spec: bastionv1.EnvironmentSpec{
+		DisplayName: "With secrets", SecretRef: &bastionv1.ObjectRef{Name: "prod-secrets"},
+	}})
+	p.template("secretive", func(s *bastionv1.TemplateSpec) { s.EnvironmentRef = bastionv1.ObjectRef{Name: "with-secrets"} })
+	p.create(&corev1.Secret{ObjectMeta: metaName("run-answers"), Data: map[string][]byte{"var.token": []byte("t0ken")}})
+	p.task("secret-run", "secretive", func(s *bastionv1.TaskSpec) { s.SecretRef = &bastionv1.ObjectRef{Name: "run-answers"} })
+
+	job := p.job("secret-run")
+	var mounted []string
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.Secret != nil {
+			mounted = append(mounted, v.Secret.SecretName)
+		}
+	}
+	p.g.Expect(mounted).To(ConsistOf("secret-run-input", "deploy-key", "prod-secrets", "run-answers"))
+	input := &corev1.Secret{}
+	p.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "secret-run-input"}, input)).To(Succeed())
+	spec := string(input.Data[runspec.TaskFile])
+	p.g.Expect(spec).To(ContainSubstring(`"environmentSecret":"prod-secrets"`))
+	p.g.Expect(spec).To(ContainSubstring(`"taskSecret":"run-answers"`))
+	p.g.Expect(spec).NotTo(Or(ContainSubstring("hunter2"), ContainSubstring("t0ken")))
+}

@@ -158,6 +158,13 @@ func (r *TaskReconciler) resolve(ctx context.Context, task *bastionv1.Task) (*ru
 		spec.EnvironmentSecret = env.Spec.SecretRef.Name
 		secrets.add(env.Spec.SecretRef.Name)
 	}
+	if task.Spec.SecretRef != nil {
+		if err := r.getRef(ctx, ns, "secret", task.Spec.SecretRef.Name, &corev1.Secret{}); err != nil {
+			return nil, nil, err
+		}
+		spec.TaskSecret = task.Spec.SecretRef.Name
+		secrets.add(task.Spec.SecretRef.Name)
+	}
 	return spec, secrets.names, nil
 }
 

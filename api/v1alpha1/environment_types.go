@@ -27,8 +27,9 @@ type EnvironmentSpec struct {
 	Env map[string]string `json:"env,omitempty"`
 
 	// SecretRef names a Secret with the secret variables: keys "var.NAME"
-	// are extra variables, keys "env.NAME" environment variables. Their
-	// values are never read back through the API.
+	// are extra variables, keys "env.NAME" environment variables, and the
+	// key "password" is the /api's environment password (an ansible vault
+	// password). Their values are never read back through the API.
 	// +optional
 	SecretRef *ObjectRef `json:"secretRef,omitempty"`
 }
@@ -37,6 +38,7 @@ type EnvironmentSpec struct {
 const (
 	EnvironmentSecretVarPrefix = "var."
 	EnvironmentSecretEnvPrefix = "env."
+	EnvironmentSecretPassword  = "password"
 )
 
 // EnvironmentStatus is what the controller observed.

@@ -75,6 +75,13 @@ type TaskSpec struct {
 	// +optional
 	Diff bool `json:"diff,omitempty"`
 
+	// SecretRef names a Secret with this run's secret values (the /api's
+	// `secret`: answers to secret survey variables), keys "var.NAME" and
+	// "env.NAME" as in an Environment's Secret. Never part of the spec
+	// itself, so reading a Task never shows them.
+	// +optional
+	SecretRef *ObjectRef `json:"secretRef,omitempty"`
+
 	// Playbook overrides the template's.
 	// +optional
 	Playbook string `json:"playbook,omitempty"`

@@ -36,6 +36,11 @@ type UserSpec struct {
 	// are not editable in the console.
 	// +optional
 	External bool `json:"external,omitempty"`
+
+	// CanCreateProject lets a user who is not an admin create (and restore)
+	// projects; admins always can.
+	// +optional
+	CanCreateProject bool `json:"canCreateProject,omitempty"`
 }
 
 // UserStatus is what the controllers observed about a User.

@@ -932,6 +932,11 @@ func (in *TaskSpec) DeepCopyInto(out *TaskSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.SecretRef != nil {
+		in, out := &in.SecretRef, &out.SecretRef
+		*out = new(ObjectRef)
+		**out = **in
+	}
 	if in.InventoryRef != nil {
 		in, out := &in.InventoryRef, &out.InventoryRef
 		*out = new(ObjectRef)

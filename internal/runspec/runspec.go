@@ -59,6 +59,9 @@ type Spec struct {
 	// EnvironmentSecret names the Environment's Secret (keys "var.X" and
 	// "env.X"), if any.
 	EnvironmentSecret string `json:"environmentSecret,omitempty"`
+	// TaskSecret names the task's own Secret of secret survey answers
+	// (same keys); its values win over the Environment's.
+	TaskSecret string `json:"taskSecret,omitempty"`
 
 	Vaults []Vault `json:"vaults,omitempty"`
 
