@@ -260,7 +260,10 @@ func (k RefKind) indexKey(name string) string {
 	return fmt.Sprintf("%T/%s", k.Object, name)
 }
 
-// secretMetadata is an empty Secret read as metadata only.
+// secretMetadata is an empty Secret read as metadata only. Controllers need
+// to know that a Secret exists and what its labels say, never its data; a
+// full Secret read through the cache would keep every Secret of the
+// cluster in the manager's memory.
 func secretMetadata() *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))

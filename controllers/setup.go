@@ -3,13 +3,15 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -43,8 +45,6 @@ type Options struct {
 	TaskWorkers int
 	// ManagerURL is where runners stream output.
 	ManagerURL string
-	// Now, when set, replaces the wall clock for task start and end times.
-	Now func() time.Time
 }
 
 // Setup registers every reconciler and cache index with the manager. The
@@ -65,13 +65,13 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	tasks := &TaskReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), IDs: alloc, Launcher: opts.Launcher,
-		GlobalMaxParallel: opts.GlobalMaxParallelTasks, ManagerURL: opts.ManagerURL, Now: opts.Now,
+		GlobalMaxParallel: opts.GlobalMaxParallelTasks, ManagerURL: opts.ManagerURL,
 		KeepLast: opts.TaskKeepLast,
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &bastionv1.Task{}, TaskTemplateField, indexTaskTemplate); err != nil {
 		return err
 	}
-	if tasks.Now == nil && opts.Clock != nil {
+	if opts.Clock != nil {
 		tasks.Now = opts.Clock.Now
 	}
 	if err := tasks.SetupWithManager(mgr, workers); err != nil {
@@ -143,4 +143,14 @@ func ensureNamespace(ctx context.Context, c client.Client, name string) error {
 		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}
 	return nil
+}
+
+// CacheOptions limit what the manager caches of kinds it does not own: only
+// the runner's Jobs and Pods, never every Pod and Job of the cluster.
+func CacheOptions() cache.Options {
+	runners := labels.SelectorFromSet(labels.Set{launch.LabelRunner: launch.RunnerName})
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}:  {Label: runners},
+		&batchv1.Job{}: {Label: runners},
+	}}
 }

@@ -53,8 +53,7 @@ func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, r
 	run.Secrets = secrets
 	spec.ManagerURL = r.ManagerURL
 
-	existing := &corev1.Secret{}
-	err = r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: run.InputSecret}, existing)
+	err = r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: run.InputSecret}, secretMetadata())
 	if err == nil {
 		return run, nil // prepared by an earlier reconcile
 	}
@@ -152,14 +151,14 @@ func (r *TaskReconciler) resolve(ctx context.Context, task *bastionv1.Task) (*ru
 		return nil, nil, err
 	}
 	if env.Spec.SecretRef != nil {
-		if err := r.getRef(ctx, ns, "secret", env.Spec.SecretRef.Name, &corev1.Secret{}); err != nil {
+		if err := r.getRef(ctx, ns, "secret", env.Spec.SecretRef.Name, secretMetadata()); err != nil {
 			return nil, nil, err
 		}
 		spec.EnvironmentSecret = env.Spec.SecretRef.Name
 		secrets.add(env.Spec.SecretRef.Name)
 	}
 	if task.Spec.SecretRef != nil {
-		if err := r.getRef(ctx, ns, "secret", task.Spec.SecretRef.Name, &corev1.Secret{}); err != nil {
+		if err := r.getRef(ctx, ns, "secret", task.Spec.SecretRef.Name, secretMetadata()); err != nil {
 			return nil, nil, err
 		}
 		spec.TaskSecret = task.Spec.SecretRef.Name
@@ -195,7 +194,7 @@ func (r *TaskReconciler) resolveInventory(ctx context.Context, task *bastionv1.T
 
 // keyRef resolves a key Secret; a key of type none needs no mount.
 func (r *TaskReconciler) keyRef(ctx context.Context, ns string, ref *bastionv1.ObjectRef, secrets *secretSet) (*runspec.KeyRef, error) {
-	secret := &corev1.Secret{}
+	secret := secretMetadata()
 	if err := r.getRef(ctx, ns, "key", ref.Name, secret); err != nil {
 		return nil, err
 	}

@@ -19,8 +19,14 @@ import (
 	"github.com/bastion-dev/bastion/internal/runspec"
 )
 
-// LabelTask marks a Job (and so its Pod) with the name of its Task.
-const LabelTask = "automation.bastion.dev/task"
+const (
+	// LabelTask marks a Job (and so its Pod) with the name of its Task.
+	LabelTask = "automation.bastion.dev/task"
+	// LabelRunner and RunnerName mark every runner Job and Pod; the
+	// manager caches only those.
+	LabelRunner = "app.kubernetes.io/name"
+	RunnerName  = "bastion-runner"
+)
 
 // JobOptions configure the Jobs a JobLauncher creates.
 type JobOptions struct {
@@ -87,7 +93,7 @@ func (l *JobLauncher) BuildJob(run Run) (*batchv1.Job, error) {
 	}
 	labels := map[string]string{
 		LabelTask:                      run.Task.Name,
-		"app.kubernetes.io/name":       "bastion-runner",
+		LabelRunner:                    RunnerName,
 		"app.kubernetes.io/managed-by": "bastion",
 	}
 
