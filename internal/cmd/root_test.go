@@ -22,7 +22,8 @@ func TestMain_dispatchesAndReportsMisuse(t *testing.T) {
 		{[]string{"user"}, 2, "", "list|add|change-by-login"},
 		{[]string{"user", "delete-everything"}, 2, "", `unknown user command "delete-everything"`},
 		{[]string{"user", "change-by-login"}, 2, "", "--login is required"},
-		{[]string{"runner", "--input", "/x"}, 1, "", "cannot run tasks yet"},
+		{[]string{"runner", "--input", "/nonexistent", "--work", "/tmp/x"}, 1, "", "reading the task"},
+		{[]string{"runner"}, 2, "", "--input and --work are required"},
 	}
 	for _, tc := range cases {
 		var stdout, stderr bytes.Buffer

@@ -19,6 +19,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/controlplane"
+	"github.com/bastion-dev/bastion/internal/gitremote/gittest"
 	"github.com/bastion-dev/bastion/internal/users"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -322,7 +323,7 @@ metadata:
 apiVersion: automation.bastion.dev/v1alpha1
 kind: Repository
 metadata: {name: code, namespace: bastion-local}
-spec: {displayName: Code, gitURL: /srv/code, sshKeyRef: {name: none}}
+spec: {displayName: Code, gitURL: REPO, sshKeyRef: {name: none}}
 ---
 apiVersion: automation.bastion.dev/v1alpha1
 kind: Environment
@@ -340,16 +341,35 @@ spec:
   environmentRef: {name: empty}
 ---
 apiVersion: automation.bastion.dev/v1alpha1
+kind: Template
+metadata: {name: broken, namespace: bastion-local}
+spec:
+  displayName: Broken
+  app: bash
+  playbook: broken.sh
+  repositoryRef: {name: code}
+  environmentRef: {name: empty}
+---
+apiVersion: automation.bastion.dev/v1alpha1
 kind: Task
 metadata: {name: hello-1, namespace: bastion-local}
 spec:
   templateRef: {name: hello}
+---
+apiVersion: automation.bastion.dev/v1alpha1
+kind: Task
+metadata: {name: broken-1, namespace: bastion-local}
+spec:
+  templateRef: {name: broken}
 `
 
-// Under bastion dev a task runs as a local `bastion runner` process. The
-// runner itself arrives with issue #4; until then the run must end in
-// error with the runner's exit, never hang or pretend.
-func TestDev_runsATaskThroughTheLocalLauncher(t *testing.T) {
+// Under bastion dev a task runs as a local ` + "`bastion runner`" + ` process: the
+// repository is cloned, the script runs, and its exit decides the task.
+func TestDev_runsTasksThroughTheLocalLauncher(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("hello.sh", "#!/bin/bash\necho hello from bastion\n", true)
+	repo.WriteFile("broken.sh", "#!/bin/bash\necho about to fail\nexit 3\n", true)
+
 	dataDir := t.TempDir()
 	dev := startDev(t, dataDir)
 	dev.waitReady()
@@ -361,18 +381,30 @@ func TestDev_runsATaskThroughTheLocalLauncher(t *testing.T) {
 		_, err := kubectl(t, kubeconfig, "", "get", "namespace", "bastion-local")
 		return err
 	})
-	if out, err := kubectl(t, kubeconfig, localTaskObjects, "apply", "-f", "-"); err != nil {
+	if out, err := kubectl(t, kubeconfig, strings.ReplaceAll(localTaskObjects, "REPO", repo.Path), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	eventually(t, 30*time.Second, "task finished", func() error {
-		out, err := kubectl(t, kubeconfig, "", "get", "task", "hello-1", "-n", "bastion-local", "-o", "jsonpath={.status.status}|{.status.message}")
-		if err != nil || !strings.HasPrefix(out, "error|") || !strings.Contains(out, "exited with code 1") {
-			return fmt.Errorf("task is %q (%v)", out, err)
+	taskState := func(name string) string {
+		out, _ := kubectl(t, kubeconfig, "", "get", "task", name, "-n", "bastion-local", "-o", "jsonpath={.status.status}|{.status.message}")
+		return out
+	}
+	eventually(t, 60*time.Second, "hello-1 succeeded", func() error {
+		if got := taskState("hello-1"); got != "success|" {
+			return fmt.Errorf("hello-1 is %q", got)
 		}
 		return nil
 	})
-	entries, err := os.ReadDir(filepath.Join(dataDir, "runs"))
-	if err != nil || len(entries) != 0 {
-		t.Fatalf("the run's private directory was not removed: %v %v", entries, err)
-	}
+	eventually(t, 60*time.Second, "broken-1 failed", func() error {
+		if got := taskState("broken-1"); got != "error|RunnerFailed: the runner exited with code 3" {
+			return fmt.Errorf("broken-1 is %q", got)
+		}
+		return nil
+	})
+	eventually(t, 10*time.Second, "run directories removed", func() error {
+		entries, err := os.ReadDir(filepath.Join(dataDir, "runs"))
+		if err != nil || len(entries) != 0 {
+			return fmt.Errorf("left in runs/: %v %v", entries, err)
+		}
+		return nil
+	})
 }

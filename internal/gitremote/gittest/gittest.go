@@ -58,3 +58,22 @@ func (r *Repo) Git(args ...string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// WriteFile writes a file into the work tree (mode 0755 when executable)
+// and commits it; it returns the commit id.
+func (r *Repo) WriteFile(path, content string, executable bool) string {
+	r.t.Helper()
+	mode := os.FileMode(0o644)
+	if executable {
+		mode = 0o755
+	}
+	full := filepath.Join(r.Path, path)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(content), mode); err != nil {
+		r.t.Fatal(err)
+	}
+	r.Git("-C", r.Path, "add", "--", path)
+	return r.Commit("add " + path)
+}

@@ -1,0 +1,206 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// command builds the program for the task's app.
+func (t *taskRun) command(checkout string) (process, error) {
+	switch t.in.Spec.App {
+	case "", "ansible":
+		return t.ansible(checkout)
+	case "bash":
+		return t.bash(checkout)
+	case "terraform", "tofu":
+		// Plan, confirm and apply need the two-way stream to the manager.
+		return process{}, fmt.Errorf("%s tasks are not supported by this version of the runner yet", t.in.Spec.App)
+	default:
+		return process{}, fmt.Errorf("unknown app %q", t.in.Spec.App)
+	}
+}
+
+// binary finds an app's program, saying which one is missing.
+func (t *taskRun) binary(name string) (string, error) {
+	if p, ok := t.binaries[name]; ok {
+		return p, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s is not installed in the runner (not found in PATH)", name)
+	}
+	return p, nil
+}
+
+// ansible: ansible-playbook with the inventory, credentials through files,
+// extra variables as one JSON argument, the template's then the task's
+// arguments, and the playbook, which must lie inside the checkout.
+func (t *taskRun) ansible(checkout string) (process, error) {
+	s := t.in.Spec
+	playbook, err := inside(checkout, s.Playbook, "the playbook")
+	if err != nil {
+		return process{}, err
+	}
+	bin, err := t.binary("ansible-playbook")
+	if err != nil {
+		return process{}, err
+	}
+	inventory, err := writeInventory(s.Inventory, checkout, t.private)
+	if err != nil {
+		return process{}, err
+	}
+
+	var args []string
+	if inventory != "" {
+		args = append(args, "-i", inventory)
+	}
+	credentials, err := t.ansibleCredentials(&args)
+	if err != nil {
+		return process{}, err
+	}
+	vars, err := t.extraVars()
+	if err != nil {
+		return process{}, err
+	}
+	if len(vars) > 0 {
+		data, _ := json.Marshal(vars)
+		args = append(args, "--extra-vars", string(data))
+	}
+	if credentials != "" {
+		// Passwords in a file, never in argv where `ps` shows them.
+		args = append(args, "--extra-vars", "@"+credentials)
+	}
+	for _, v := range s.Vaults {
+		password, err := t.in.secret(v.Key.Secret, "password")
+		if err != nil {
+			return process{}, err
+		}
+		t.redact(password)
+		file, err := writePrivate(filepath.Join(t.private, "vault-"+v.Key.Secret), password)
+		if err != nil {
+			return process{}, err
+		}
+		if v.Name != "" {
+			args = append(args, "--vault-id", v.Name+"@"+file)
+		} else {
+			args = append(args, "--vault-password-file", file)
+		}
+	}
+	if s.DryRun {
+		args = append(args, "--check")
+	}
+	if s.Diff {
+		args = append(args, "--diff")
+	}
+	if s.Debug {
+		args = append(args, "-vvvv")
+	}
+	if s.Limit != "" {
+		args = append(args, "--limit", s.Limit)
+	}
+	args = append(args, s.Arguments...)
+	args = append(args, playbook)
+
+	env, err := t.programEnv()
+	if err != nil {
+		return process{}, err
+	}
+	env = append(env, "ANSIBLE_FORCE_COLOR=0", "ANSIBLE_HOST_KEY_CHECKING=False", "ANSIBLE_LOCAL_TEMP="+filepath.Join(t.work, "ansible-tmp"))
+	return process{path: bin, args: args, dir: checkout, env: env}, nil
+}
+
+// ansibleCredentials writes the inventory's user and become credentials
+// as a vars file (ssh keys as --private-key) and returns its path.
+func (t *taskRun) ansibleCredentials(args *[]string) (string, error) {
+	inv := t.in.Spec.Inventory
+	if inv == nil {
+		return "", nil
+	}
+	vars := map[string]string{}
+	if k := inv.Key; k != nil {
+		login, err := t.in.secret(k.Secret, "username")
+		if err != nil {
+			return "", err
+		}
+		if login != "" {
+			vars["ansible_user"] = login
+		}
+		switch k.Type {
+		case "ssh":
+			file, err := t.sshKeyFile(k.Secret, "inventory")
+			if err != nil {
+				return "", err
+			}
+			*args = append(*args, "--private-key", file)
+		case "login_password":
+			password, err := t.in.secret(k.Secret, "password")
+			if err != nil {
+				return "", err
+			}
+			t.redact(password)
+			vars["ansible_password"] = password
+		}
+	}
+	if k := inv.BecomeKey; k != nil {
+		login, err := t.in.secret(k.Secret, "username")
+		if err != nil {
+			return "", err
+		}
+		password, err := t.in.secret(k.Secret, "password")
+		if err != nil {
+			return "", err
+		}
+		t.redact(password)
+		vars["ansible_become"] = "true"
+		if login != "" {
+			vars["ansible_become_user"] = login
+		}
+		vars["ansible_become_password"] = password
+	}
+	if len(vars) == 0 {
+		return "", nil
+	}
+	data, _ := json.Marshal(vars)
+	return writePrivate(filepath.Join(t.private, "credentials.json"), string(data))
+}
+
+// bash: the script inside the checkout, then k=v for each variable, then
+// the arguments. Each is one argv element: nothing is ever interpreted.
+func (t *taskRun) bash(checkout string) (process, error) {
+	s := t.in.Spec
+	script, err := inside(checkout, s.Playbook, "the script")
+	if err != nil {
+		return process{}, err
+	}
+	bin, err := t.binary("bash")
+	if err != nil {
+		return process{}, err
+	}
+	vars, err := t.extraVars()
+	if err != nil {
+		return process{}, err
+	}
+	args := []string{script}
+	for _, k := range sortedKeys(vars) {
+		args = append(args, k+"="+scalar(vars[k]))
+	}
+	args = append(args, s.Arguments...)
+	env, err := t.programEnv()
+	if err != nil {
+		return process{}, err
+	}
+	return process{path: bin, args: args, dir: checkout, env: env}, nil
+}
+
+// scalar renders a variable for a k=v argument: strings as they are,
+// anything else as JSON.
+func scalar(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	data, _ := json.Marshal(v)
+	return strings.TrimSpace(string(data))
+}

@@ -1,0 +1,163 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// gitProtocols allows the transports Bastion supports and nothing else:
+// in particular not ext::, which runs a command named in the URL.
+var gitProtocols = []string{
+	"-c", "protocol.allow=never",
+	"-c", "protocol.file.allow=always",
+	"-c", "protocol.git.allow=always",
+	"-c", "protocol.ssh.allow=always",
+	"-c", "protocol.https.allow=always",
+}
+
+// checkout clones the task's repository into dir and returns the commit.
+// Credentials go through files in private (mode 0600), never argv.
+func (t *taskRun) checkout(ctx context.Context, dir string) (commit, message string, err error) {
+	repo := t.in.Spec.Repository
+	env := append(t.baseEnv(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1")
+	config := append([]string{}, gitProtocols...)
+
+	if repo.Key != nil {
+		switch repo.Key.Type {
+		case "ssh":
+			keyFile, err := t.sshKeyFile(repo.Key.Secret, "git")
+			if err != nil {
+				return "", "", err
+			}
+			env = append(env, "GIT_SSH_COMMAND="+sshCommand(keyFile, t.private))
+		case "login_password":
+			helper, err := t.credentialStore(repo.URL, repo.Key.Secret)
+			if err != nil {
+				return "", "", err
+			}
+			config = append(config, "-c", "credential.helper=", "-c", "credential.helper="+helper)
+		}
+	}
+
+	args := append(append([]string{}, config...), "clone", "--recurse-submodules")
+	if repo.Branch != "" {
+		args = append(args, "--branch", repo.Branch)
+	}
+	args = append(args, "--", repo.URL, dir)
+	if code, err := run(ctx, process{path: "git", args: args, dir: t.work, env: env}, t.out); err != nil {
+		return "", "", fmt.Errorf("git clone: %w", err)
+	} else if code != 0 {
+		return "", "", fmt.Errorf("git clone of %s failed (exit %d): see the lines above", redactURL(repo.URL), code)
+	}
+	if repo.CommitHash != "" {
+		for _, a := range [][]string{
+			{"checkout", "--detach", repo.CommitHash, "--"},
+			{"submodule", "update", "--init", "--recursive"},
+		} {
+			if code, err := run(ctx, process{path: "git", args: append(append(append([]string{}, config...), "-C", dir), a...), dir: t.work, env: env}, t.out); err != nil || code != 0 {
+				return "", "", fmt.Errorf("checking out commit %s failed", repo.CommitHash)
+			}
+		}
+	}
+
+	commit, err = gitOutput(ctx, dir, env, "rev-parse", "HEAD")
+	if err != nil {
+		return "", "", err
+	}
+	message, err = gitOutput(ctx, dir, env, "log", "-1", "--format=%s")
+	return commit, message, err
+}
+
+// gitOutput runs a git command in dir and returns its one-line answer.
+func gitOutput(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	var got collector
+	code, err := run(ctx, process{path: "git", args: append([]string{"-C", dir}, args...), dir: dir, env: env}, &got)
+	all := got.all()
+	if err != nil || code != 0 || len(all) == 0 {
+		return "", fmt.Errorf("git %s failed", strings.Join(args, " "))
+	}
+	return all[0], nil
+}
+
+// sshKeyFile writes the ssh key of a Secret, decrypted if it has a
+// passphrase (ssh in batch mode cannot ask for one), mode 0600.
+func (t *taskRun) sshKeyFile(secret, purpose string) (string, error) {
+	pem, err := t.in.secret(secret, "ssh-privatekey")
+	if err != nil {
+		return "", err
+	}
+	if pem == "" {
+		return "", fmt.Errorf("key %s has no private key", secret)
+	}
+	passphrase, err := t.in.secret(secret, "passphrase")
+	if err != nil {
+		return "", err
+	}
+	t.redact(pem, passphrase)
+	if passphrase != "" {
+		raw, err := ssh.ParseRawPrivateKeyWithPassphrase([]byte(pem), []byte(passphrase))
+		if err != nil {
+			return "", fmt.Errorf("key %s: the passphrase does not open the private key", secret)
+		}
+		block, err := ssh.MarshalPrivateKey(raw, "")
+		if err != nil {
+			return "", fmt.Errorf("key %s: %w", secret, err)
+		}
+		pem = string(pemEncode(block))
+	} else if _, err := ssh.ParseRawPrivateKey([]byte(pem)); err != nil {
+		var missing *ssh.PassphraseMissingError
+		if errors.As(err, &missing) {
+			return "", fmt.Errorf("key %s is encrypted and has no passphrase", secret)
+		}
+		return "", fmt.Errorf("key %s is not a private key ssh can read", secret)
+	}
+	return writePrivate(filepath.Join(t.private, purpose+"_key"), pem)
+}
+
+// sshCommand is what git runs for ssh. Git passes it to a shell, so it
+// holds only paths the runner made (no user input). Host keys: each task
+// starts with an empty known_hosts and accepts the first key it sees, as
+// Semaphore does; pinning host keys per project is future work.
+func sshCommand(keyFile, private string) string {
+	return fmt.Sprintf("ssh -i '%s' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile='%s'",
+		keyFile, filepath.Join(private, "known_hosts"))
+}
+
+// credentialStore writes a git credential file for an https URL and
+// returns the helper that reads it.
+func (t *taskRun) credentialStore(repoURL, secret string) (string, error) {
+	login, err := t.in.secret(secret, "username")
+	if err != nil {
+		return "", err
+	}
+	password, err := t.in.secret(secret, "password")
+	if err != nil {
+		return "", err
+	}
+	t.redact(password)
+	u, err := url.Parse(repoURL)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("the repository URL %s is not a URL that takes a login and password", redactURL(repoURL))
+	}
+	entry := url.URL{Scheme: u.Scheme, Host: u.Host, User: url.UserPassword(login, password)}
+	path, err := writePrivate(filepath.Join(t.private, "git-credentials"), entry.String()+"\n")
+	if err != nil {
+		return "", err
+	}
+	return "store --file=" + path, nil
+}
+
+// redactURL drops a password from a URL shown to the user.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
+}

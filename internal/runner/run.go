@@ -1,0 +1,206 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Result is how a run ended.
+type Result struct {
+	CommitHash    string
+	CommitMessage string
+	// ExitCode of the program; -1 when it never ran.
+	ExitCode int
+	// Err says what went wrong before or around the program (a failed
+	// clone, a path outside the checkout, a missing binary). Nil with a
+	// non-zero ExitCode means the program itself failed.
+	Err error
+}
+
+// Succeeded reports whether the task succeeded.
+func (r Result) Succeeded() bool { return r.Err == nil && r.ExitCode == 0 }
+
+// taskRun is one run in progress.
+type taskRun struct {
+	in      *Inputs
+	work    string // the task's work directory
+	private string // credentials and generated files, mode 0700
+	out     *redactingSink
+
+	binaries map[string]string // app binary overrides (tests); default from PATH
+}
+
+// Run runs the task described by in inside workDir, sending every output
+// line (with secrets masked) to sink.
+func Run(ctx context.Context, in *Inputs, workDir string, sink Sink) Result {
+	t := &taskRun{in: in, work: workDir, out: &redactingSink{next: sink}}
+	res := Result{ExitCode: -1}
+	if err := t.prepare(); err != nil {
+		res.Err = err
+		return res
+	}
+	defer os.RemoveAll(t.private)
+
+	checkout := filepath.Join(workDir, "repository")
+	res.CommitHash, res.CommitMessage, res.Err = t.checkout(ctx, checkout)
+	if res.Err != nil {
+		return res
+	}
+	cmd, err := t.command(checkout)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	res.ExitCode, res.Err = run(ctx, cmd, t.out)
+	return res
+}
+
+func (t *taskRun) prepare() error {
+	if err := os.MkdirAll(t.work, 0o700); err != nil {
+		return err
+	}
+	private, err := os.MkdirTemp(t.work, "private-")
+	if err != nil {
+		return err
+	}
+	t.private = private
+	return nil
+}
+
+// baseEnv is the environment every program starts from: a clean one, not
+// the runner's.
+func (t *taskRun) baseEnv() []string {
+	home := filepath.Join(t.work, "home")
+	_ = os.MkdirAll(home, 0o700)
+	env := []string{"PATH=" + pathOr(os.Getenv("PATH")), "HOME=" + home, "LANG=C.UTF-8"}
+	if tmp := os.Getenv("TMPDIR"); tmp != "" {
+		env = append(env, "TMPDIR="+tmp)
+	}
+	return env
+}
+
+func pathOr(p string) string {
+	if p == "" {
+		return "/usr/local/bin:/usr/bin:/bin"
+	}
+	return p
+}
+
+// programEnv adds the Environment's variables, the secret ones, and the
+// task's type and versions, for the program itself.
+func (t *taskRun) programEnv() ([]string, error) {
+	s := t.in.Spec
+	vars := map[string]string{}
+	for k, v := range s.Env {
+		vars[k] = v
+	}
+	for _, name := range []string{s.EnvironmentSecret, s.TaskSecret} {
+		secret, err := t.in.secretValues(name, "env.")
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range secret {
+			vars[k] = v
+			t.redact(v)
+		}
+	}
+	vars["SEMAPHORE_TASK_TYPE"] = s.TaskType
+	vars["SEMAPHORE_TASK_INCOMING_VERSION"] = s.IncomingVersion
+	vars["SEMAPHORE_TASK_TARGET_VERSION"] = s.TargetVersion
+	env := t.baseEnv()
+	for _, k := range sortedKeys(vars) {
+		env = append(env, k+"="+vars[k])
+	}
+	return env, nil
+}
+
+// extraVars merges the task's and Environment's variables (already merged
+// by the engine) with the secret ones; secrets win, the task's own last.
+func (t *taskRun) extraVars() (map[string]any, error) {
+	vars := map[string]any{}
+	if len(t.in.Spec.ExtraVars) > 0 {
+		if err := json.Unmarshal(t.in.Spec.ExtraVars, &vars); err != nil {
+			return nil, fmt.Errorf("Environment and extra variables must be valid JSON: %v", err)
+		}
+	}
+	for _, name := range []string{t.in.Spec.EnvironmentSecret, t.in.Spec.TaskSecret} {
+		secret, err := t.in.secretValues(name, "var.")
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range secret {
+			vars[k] = v
+			t.redact(v)
+		}
+	}
+	return vars, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// redact masks these values wherever they appear in the output.
+func (t *taskRun) redact(values ...string) { t.out.add(values...) }
+
+// redactingSink masks secret values in every line before passing it on.
+type redactingSink struct {
+	next    Sink
+	mu      sync.Mutex
+	secrets []string
+}
+
+func (r *redactingSink) add(values ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range values {
+		for _, line := range strings.Split(strings.TrimSpace(v), "\n") {
+			// Short values would mask ordinary words; a 3-character
+			// password is not a secret worth mangling the log for.
+			if line = strings.TrimSpace(line); len(line) >= 4 {
+				r.secrets = append(r.secrets, line)
+			}
+		}
+	}
+}
+
+func (r *redactingSink) Line(at time.Time, text string) {
+	r.mu.Lock()
+	for _, s := range r.secrets {
+		if strings.Contains(text, s) {
+			text = strings.ReplaceAll(text, s, "********")
+		}
+	}
+	r.mu.Unlock()
+	r.next.Line(at, text)
+}
+
+// collector keeps lines in memory (short git answers, tests).
+type collector struct {
+	mu   sync.Mutex
+	text []string
+}
+
+func (c *collector) Line(_ time.Time, s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.text = append(c.text, s)
+}
+
+func (c *collector) all() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.text...)
+}

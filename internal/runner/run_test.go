@@ -1,0 +1,271 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bastion-dev/bastion/internal/gitremote/gittest"
+	"github.com/bastion-dev/bastion/internal/runspec"
+)
+
+// newInputs lays out inputs as a launcher would: task.json, a token, and
+// the given Secrets (name → key → value).
+func newInputs(t *testing.T, spec runspec.Spec, secrets map[string]map[string]string) *Inputs {
+	t.Helper()
+	dir := t.TempDir()
+	input, secretsDir := filepath.Join(dir, "input"), filepath.Join(dir, "secrets")
+	for name, keys := range secrets {
+		if err := os.MkdirAll(filepath.Join(secretsDir, name), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range keys {
+			if err := os.WriteFile(filepath.Join(secretsDir, name, k), []byte(v), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.MkdirAll(input, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(spec)
+	_ = os.WriteFile(filepath.Join(input, runspec.TaskFile), data, 0o600)
+	_ = os.WriteFile(filepath.Join(input, runspec.TokenFile), []byte("tok"), 0o600)
+	in, err := LoadInputs(input, secretsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func runTask(t *testing.T, in *Inputs) (Result, []string) {
+	t.Helper()
+	out := &collector{}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res := Run(ctx, in, filepath.Join(t.TempDir(), "work"), out)
+	return res, out.all()
+}
+
+func contains(lines []string, want string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, want) {
+			return true
+		}
+	}
+	return false
+}
+
+const echoArgs = "#!/bin/bash\nprintf 'arg:%s\\n' \"$@\"\necho \"branch:$(cat branch.txt 2>/dev/null)\"\n"
+
+func TestRun_bashGetsHostileArgumentsLiterallyAndReportsTheCommit(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	head := repo.WriteFile("run.sh", echoArgs, true)
+	in := newInputs(t, runspec.Spec{
+		App: "bash", Playbook: "run.sh",
+		Repository: runspec.Repository{URL: repo.Path, Branch: gittest.Branch},
+		ExtraVars:  json.RawMessage(`{"name":"world","count":3}`),
+		Arguments:  []string{"; rm -rf /tmp/x", "$(id)", "`id`"},
+	}, nil)
+	res, out := runTask(t, in)
+	if !res.Succeeded() {
+		t.Fatalf("run failed: %+v\n%s", res, strings.Join(out, "\n"))
+	}
+	for _, want := range []string{"arg:count=3", "arg:name=world", "arg:; rm -rf /tmp/x", "arg:$(id)", "arg:`id`"} {
+		if !contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, strings.Join(out, "\n"))
+		}
+	}
+	if contains(out, "uid=") {
+		t.Fatal("an argument was run by a shell")
+	}
+	if res.CommitHash != head || res.CommitMessage != "add run.sh" {
+		t.Fatalf("commit %q %q, want %q", res.CommitHash, res.CommitMessage, head)
+	}
+}
+
+func TestRun_ansiblePlaybookReceivesTheExtraVariables(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", `- hosts: all
+  gather_facts: false
+  tasks:
+    - debug:
+        msg: "greeting={{ greeting }} env={{ lookup('env', 'DEPLOY_ENV') }}"
+`, false)
+	in := newInputs(t, runspec.Spec{
+		App: "ansible", Playbook: "site.yml",
+		Repository: runspec.Repository{URL: repo.FileURL(), Branch: gittest.Branch},
+		Inventory:  &runspec.Inventory{Type: "static", Content: "localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"},
+		ExtraVars:  json.RawMessage(`{"greeting":"hello-from-bastion"}`),
+		Env:        map[string]string{"DEPLOY_ENV": "staging"},
+	}, nil)
+	res, out := runTask(t, in)
+	if !res.Succeeded() {
+		t.Fatalf("run failed: %+v\n%s", res, strings.Join(out, "\n"))
+	}
+	if !contains(out, "greeting=hello-from-bastion env=staging") {
+		t.Fatalf("the play did not see the variables:\n%s", strings.Join(out, "\n"))
+	}
+}
+
+func TestRun_refusesPathsOutsideTheCheckoutBeforeRunningAnything(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", "- hosts: all\n  tasks: []\n", false)
+	if err := os.Symlink("/etc/passwd", filepath.Join(repo.Path, "sneaky.yml")); err != nil {
+		t.Fatal(err)
+	}
+	repo.Git("-C", repo.Path, "add", "sneaky.yml")
+	repo.Commit("a link out")
+	repository := runspec.Repository{URL: repo.Path, Branch: gittest.Branch}
+	cases := map[string]struct {
+		spec runspec.Spec
+		want string
+	}{
+		"playbook with ..":      {runspec.Spec{App: "ansible", Playbook: "../../etc/passwd", Repository: repository}, "leaves the repository"},
+		"absolute playbook":     {runspec.Spec{App: "ansible", Playbook: "/etc/passwd", Repository: repository}, "must be a path inside the repository"},
+		"playbook through link": {runspec.Spec{App: "ansible", Playbook: "sneaky.yml", Repository: repository}, "symbolic link"},
+		"inventory outside":     {runspec.Spec{App: "ansible", Playbook: "site.yml", Repository: repository, Inventory: &runspec.Inventory{Type: "file", Content: "../../etc/hosts"}}, "leaves the repository"},
+		"missing playbook":      {runspec.Spec{App: "ansible", Playbook: "nope.yml", Repository: repository}, "does not exist"},
+		"bash script outside":   {runspec.Spec{App: "bash", Playbook: "../x.sh", Repository: repository}, "leaves the repository"},
+		"unknown app":           {runspec.Spec{App: "puppet", Playbook: "site.yml", Repository: repository}, `unknown app "puppet"`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			res, out := runTask(t, newInputs(t, tc.spec, nil))
+			if res.Err == nil || !strings.Contains(res.Err.Error(), tc.want) || res.ExitCode != -1 {
+				t.Fatalf("result %+v, want an error with %q and no program run", res, tc.want)
+			}
+			if contains(out, "PLAY") {
+				t.Fatal("ansible ran")
+			}
+		})
+	}
+}
+
+func TestRun_missingProgramIsAClearError(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", "- hosts: all\n  tasks: []\n", false)
+	in := newInputs(t, runspec.Spec{App: "ansible", Playbook: "site.yml", Repository: runspec.Repository{URL: repo.Path}}, nil)
+	// The usual programs, but no ansible.
+	onlyGit := t.TempDir()
+	for _, dir := range []string{"/usr/bin", "/bin"} {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "ansible") {
+				continue
+			}
+			_ = os.Symlink(filepath.Join(dir, e.Name()), filepath.Join(onlyGit, e.Name()))
+		}
+	}
+	t.Setenv("PATH", onlyGit)
+	res, _ := runTask(t, in)
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "ansible-playbook is not installed") {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestRun_branchPrecedenceAndAFixedCommit(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("run.sh", echoArgs, true)
+	first := repo.WriteFile("branch.txt", "main-1", false)
+	repo.WriteFile("branch.txt", "main-2", false)
+	repo.Git("-C", repo.Path, "checkout", "--quiet", "-b", "feature")
+	repo.WriteFile("branch.txt", "feature", false)
+	repo.Git("-C", repo.Path, "checkout", "--quiet", gittest.Branch)
+
+	spec := runspec.Spec{App: "bash", Playbook: "run.sh", Repository: runspec.Repository{URL: repo.FileURL(), Branch: "feature"}}
+	if res, out := runTask(t, newInputs(t, spec, nil)); !res.Succeeded() || !contains(out, "branch:feature") {
+		t.Fatalf("branch: %+v %v", res, out)
+	}
+	spec.Repository = runspec.Repository{URL: repo.FileURL(), Branch: gittest.Branch, CommitHash: first}
+	res, out := runTask(t, newInputs(t, spec, nil))
+	if !res.Succeeded() || !contains(out, "branch:main-1") || res.CommitHash != first {
+		t.Fatalf("commit: %+v %v", res, out)
+	}
+	spec.Repository = runspec.Repository{URL: repo.FileURL(), Branch: "no-such-branch"}
+	if res, _ := runTask(t, newInputs(t, spec, nil)); res.Err == nil || !strings.Contains(res.Err.Error(), "git clone") {
+		t.Fatalf("missing branch: %+v", res)
+	}
+}
+
+// git:// through a real git daemon on a loopback port.
+func TestRun_clonesOverTheGitProtocol(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("run.sh", echoArgs, true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	daemon := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port),
+		"--base-path="+filepath.Dir(repo.Path), filepath.Dir(repo.Path))
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = daemon.Process.Kill(); _ = daemon.Wait() })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("git daemon did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	spec := runspec.Spec{App: "bash", Playbook: "run.sh", Arguments: []string{"over-git"},
+		Repository: runspec.Repository{URL: fmt.Sprintf("git://127.0.0.1:%d/repo", port), Branch: gittest.Branch}}
+	if res, out := runTask(t, newInputs(t, spec, nil)); !res.Succeeded() || !contains(out, "arg:over-git") {
+		t.Fatalf("%+v\n%s", res, strings.Join(out, "\n"))
+	}
+}
+
+func TestRun_secretValuesAreMaskedInTheOutput(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("leak.sh", "#!/bin/bash\necho \"token is $API_TOKEN\"\nfor a in \"$@\"; do echo \"arg $a\"; done\n", true)
+	in := newInputs(t, runspec.Spec{App: "bash", Playbook: "leak.sh", EnvironmentSecret: "prod",
+		Repository: runspec.Repository{URL: repo.Path}},
+		map[string]map[string]string{"prod": {"env.API_TOKEN": "s3cr3t-token-value", "var.db_password": "hunter2hunter2"}})
+	res, out := runTask(t, in)
+	if !res.Succeeded() {
+		t.Fatalf("%+v", res)
+	}
+	joined := strings.Join(out, "\n")
+	if strings.Contains(joined, "s3cr3t-token-value") || strings.Contains(joined, "hunter2hunter2") {
+		t.Fatalf("a secret reached the output:\n%s", joined)
+	}
+	if !contains(out, "token is ********") || !contains(out, "arg db_password=********") {
+		t.Fatalf("the secrets were not passed (masked) to the script:\n%s", joined)
+	}
+}
+
+// The exit race of issue #4, through a whole run: 5,000 lines printed as
+// fast as possible by a script that then exits at once.
+func TestRun_aFastScriptLosesNoOutput(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("flood.sh", "#!/bin/bash\nfor i in $(seq 1 5000); do echo \"n=$i\"; done\n", true)
+	in := newInputs(t, runspec.Spec{App: "bash", Playbook: "flood.sh", Repository: runspec.Repository{URL: repo.Path}}, nil)
+	res, out := runTask(t, in)
+	if !res.Succeeded() {
+		t.Fatalf("%+v", res)
+	}
+	var got []string
+	for _, l := range out {
+		if strings.HasPrefix(l, "n=") {
+			got = append(got, l)
+		}
+	}
+	if len(got) != 5000 || got[0] != "n=1" || got[4999] != "n=5000" {
+		t.Fatalf("%d lines of the script's 5000", len(got))
+	}
+}
