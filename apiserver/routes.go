@@ -13,6 +13,9 @@ func (s *Server) apiRoutes() chi.Router {
 
 	r.Get("/ping", s.ping)
 	r.Get("/info", s.info)
+	if s.opts.Hub != nil && s.opts.WSAuth != nil {
+		r.Method(http.MethodGet, "/ws", WSHandler(s.opts.Hub, s.opts.WSAuth, WSOptions{}))
+	}
 
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, "not found: "+r.Method+" "+r.URL.Path)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/bastion-dev/bastion/internal/hub"
 )
 
 // Options configures the server.
@@ -19,6 +21,10 @@ type Options struct {
 	PublicURL string
 	// Console is the built console (index.html and assets/).
 	Console fs.FS
+	// Hub and WSAuth serve /api/ws; the route exists only when both are
+	// set, so the websocket is never mounted without authentication.
+	Hub    *hub.Hub
+	WSAuth WSAuth
 }
 
 // Server is the HTTP handler of the manager.

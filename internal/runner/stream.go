@@ -1,0 +1,231 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bastion-dev/bastion/internal/runproto"
+)
+
+// Streamer sends a run's output and phases to the manager (see
+// internal/runproto) and echoes each line to a writer, so that
+// `kubectl logs` shows it too. Lines stay in memory until the manager
+// acknowledges them, and are sent again after any failure.
+type Streamer struct {
+	URL   string // the manager's events URL for this task
+	Token string
+	Echo  io.Writer
+	// OnReply sees every reply (confirm and stop reach the runner here).
+	OnReply func(runproto.Reply)
+
+	Client     *http.Client
+	FlushEvery time.Duration // how long a line may wait to be sent
+	Heartbeat  time.Duration // how often an idle runner asks for news
+	MaxBatch   int
+
+	mu         sync.Mutex
+	pending    []runproto.Line // not yet acknowledged, in order
+	nextSeq    int64
+	phase      string
+	phaseSent  bool
+	commit     *runproto.Commit
+	exit       *runproto.Exit
+	exitAcked  bool
+	lastSent   time.Time
+	wake       chan struct{}
+	lastErr    error
+	echoFailed bool
+}
+
+// NewStreamer returns a Streamer for one task with sensible defaults.
+func NewStreamer(managerURL, namespace, task, token string, echo io.Writer) *Streamer {
+	return &Streamer{
+		URL: strings.TrimRight(managerURL, "/") + runproto.EventsPath(namespace, task), Token: token, Echo: echo,
+		Client: &http.Client{Timeout: 30 * time.Second}, FlushEvery: 20 * time.Millisecond,
+		Heartbeat: time.Second, MaxBatch: 1000,
+	}
+}
+
+// Line queues one output line.
+func (s *Streamer) Line(at time.Time, text string) {
+	s.mu.Lock()
+	s.nextSeq++
+	s.pending = append(s.pending, runproto.Line{Seq: s.nextSeq, Time: at.UTC(), Output: text})
+	full := len(s.pending) >= s.MaxBatch
+	if s.Echo != nil && !s.echoFailed {
+		if _, err := fmt.Fprintln(s.Echo, text); err != nil {
+			s.echoFailed = true // stdout gone: the manager still gets every line
+		}
+	}
+	s.mu.Unlock()
+	if full {
+		s.poke()
+	}
+}
+
+// SetPhase reports a phase change.
+func (s *Streamer) SetPhase(phase string) {
+	s.mu.Lock()
+	s.phase, s.phaseSent = phase, false
+	s.mu.Unlock()
+	s.poke()
+}
+
+// SetCommit reports the checked-out commit.
+func (s *Streamer) SetCommit(hash, message string) {
+	s.mu.Lock()
+	s.commit = &runproto.Commit{Hash: hash, Message: message}
+	s.mu.Unlock()
+	s.poke()
+}
+
+func (s *Streamer) poke() {
+	s.mu.Lock()
+	w := s.wake
+	s.mu.Unlock()
+	if w != nil {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Run sends batches until ctx ends or Finish was acknowledged.
+func (s *Streamer) Run(ctx context.Context) {
+	s.mu.Lock()
+	s.wake = make(chan struct{}, 1)
+	s.mu.Unlock()
+	backoff := 100 * time.Millisecond
+	timer := time.NewTimer(s.FlushEvery)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-s.wake:
+		}
+		if !s.due() {
+			timer.Reset(s.FlushEvery)
+			continue
+		}
+		if err := s.send(ctx); err != nil {
+			s.mu.Lock()
+			s.lastErr = err
+			s.mu.Unlock()
+			timer.Reset(backoff)
+			backoff = min(2*backoff, 2*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		if s.finished() {
+			return
+		}
+		timer.Reset(s.FlushEvery)
+	}
+}
+
+// due reports whether there is something to send, or a heartbeat is due.
+func (s *Streamer) due() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending) > 0 || !s.phaseSent && s.phase != "" || s.commit != nil ||
+		s.exit != nil && !s.exitAcked || time.Since(s.lastSent) >= s.Heartbeat
+}
+
+// send posts one batch and applies the reply.
+func (s *Streamer) send(ctx context.Context) error {
+	s.mu.Lock()
+	batch := runproto.Batch{}
+	n := min(len(s.pending), s.MaxBatch)
+	batch.Lines = append(batch.Lines, s.pending[:n]...)
+	if !s.phaseSent {
+		batch.Phase = s.phase
+	}
+	batch.Commit = s.commit
+	allLines := n == len(s.pending)
+	if allLines {
+		batch.Exit = s.exit // the end goes only with (or after) the last line
+	}
+	s.lastSent = time.Now()
+	s.mu.Unlock()
+
+	body, err := json.Marshal(batch)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.Token)
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("manager answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+	}
+	var reply runproto.Reply
+	if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil {
+		return fmt.Errorf("reading the manager's reply: %w", err)
+	}
+
+	s.mu.Lock()
+	drop := 0
+	for drop < len(s.pending) && s.pending[drop].Seq <= reply.Ack {
+		drop++
+	}
+	s.pending = s.pending[drop:]
+	if batch.Phase == s.phase {
+		s.phaseSent = true
+	}
+	if batch.Commit == s.commit {
+		s.commit = nil
+	}
+	if batch.Exit != nil && len(s.pending) == 0 {
+		s.exitAcked = true
+	}
+	s.mu.Unlock()
+	if s.OnReply != nil {
+		s.OnReply(reply)
+	}
+	return nil
+}
+
+func (s *Streamer) finished() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exitAcked
+}
+
+// Finish reports how the run ended and waits until the manager has every
+// line and the end, or until timeout; Run must be running.
+func (s *Streamer) Finish(exit runproto.Exit, timeout time.Duration) error {
+	s.mu.Lock()
+	s.exit = &exit
+	s.mu.Unlock()
+	s.poke()
+	deadline := time.Now().Add(timeout)
+	for !s.finished() {
+		if time.Now().After(deadline) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return fmt.Errorf("the manager did not acknowledge the last %d lines within %s: %w", len(s.pending), timeout, errors.Join(s.lastErr))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bastion-dev/bastion/internal/runproto"
+)
+
+// faultyManager stores lines by sequence, as the real store does, and
+// misbehaves on purpose: it drops connections before or after storing,
+// answers errors, and delays.
+type faultyManager struct {
+	mu      sync.Mutex
+	lines   map[int64]string
+	exit    *runproto.Exit
+	phases  []string
+	commit  *runproto.Commit
+	rnd     *rand.Rand
+	confirm bool
+	faults  bool
+}
+
+func (m *faultyManager) ack() int64 {
+	var a int64
+	for {
+		if _, ok := m.lines[a+1]; !ok {
+			return a
+		}
+		a++
+	}
+}
+
+func (m *faultyManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer tok" {
+		http.Error(w, "bad token", http.StatusUnauthorized)
+		return
+	}
+	var b runproto.Batch
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, &b); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	m.mu.Lock()
+	fault := -1
+	if m.faults {
+		fault = m.rnd.Intn(10)
+	}
+	m.mu.Unlock()
+	switch fault {
+	case 0: // dropped before anything was stored
+		hijackClose(w)
+		return
+	case 1:
+		http.Error(w, "store unavailable", http.StatusServiceUnavailable)
+		return
+	case 2:
+		time.Sleep(30 * time.Millisecond)
+	}
+	m.mu.Lock()
+	for _, l := range b.Lines {
+		if _, dup := m.lines[l.Seq]; !dup {
+			m.lines[l.Seq] = l.Output
+		}
+	}
+	if b.Phase != "" {
+		m.phases = append(m.phases, b.Phase)
+	}
+	if b.Commit != nil {
+		m.commit = b.Commit
+	}
+	if b.Exit != nil {
+		m.exit = b.Exit
+	}
+	reply := runproto.Reply{Ack: m.ack(), Confirm: m.confirm}
+	m.mu.Unlock()
+	if fault == 3 { // stored, but the answer is lost: the runner must resend
+		hijackClose(w)
+		return
+	}
+	_ = json.NewEncoder(w).Encode(reply)
+}
+
+func hijackClose(w http.ResponseWriter) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err == nil {
+		conn.Close()
+	}
+}
+
+func newStreamerFor(t *testing.T, m *faultyManager) (*Streamer, context.CancelFunc) {
+	t.Helper()
+	srv := httptest.NewServer(m)
+	t.Cleanup(srv.Close)
+	s := NewStreamer(srv.URL, "ns", "task-1", "tok", nil)
+	s.Client = &http.Client{Timeout: 5 * time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	go s.Run(ctx)
+	t.Cleanup(cancel)
+	return s, cancel
+}
+
+func TestStreamer_deliversEveryLineOnceThroughDroppedAndFailedRequests(t *testing.T) {
+	m := &faultyManager{lines: map[int64]string{}, rnd: rand.New(rand.NewSource(7)), faults: true}
+	s, _ := newStreamerFor(t, m)
+	s.SetPhase(runproto.PhaseRunning)
+	s.SetCommit("abc123", "the commit")
+	const n = 20000
+	for i := 1; i <= n; i++ {
+		s.Line(time.Now(), fmt.Sprintf("line %d", i))
+		if i%5000 == 0 {
+			time.Sleep(5 * time.Millisecond) // let a few batches go out mid-run
+		}
+	}
+	if err := s.Finish(runproto.Exit{Code: 3, Message: "boom"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.lines) != n || m.ack() != n {
+		t.Fatalf("%d lines stored, contiguous up to %d; want %d", len(m.lines), m.ack(), n)
+	}
+	for i := int64(1); i <= n; i++ {
+		if m.lines[i] != fmt.Sprintf("line %d", i) {
+			t.Fatalf("line %d is %q", i, m.lines[i])
+		}
+	}
+	if m.exit == nil || m.exit.Code != 3 || m.exit.Message != "boom" {
+		t.Fatalf("exit %+v", m.exit)
+	}
+	if m.commit == nil || m.commit.Hash != "abc123" || len(m.phases) == 0 || m.phases[0] != runproto.PhaseRunning {
+		t.Fatalf("commit %+v, phases %v", m.commit, m.phases)
+	}
+}
+
+func TestStreamer_heartbeatsBringTheUsersConfirmation(t *testing.T) {
+	m := &faultyManager{lines: map[int64]string{}}
+	s, _ := newStreamerFor(t, m)
+	s.Heartbeat = 20 * time.Millisecond
+	confirmed := make(chan struct{})
+	var once sync.Once
+	s.OnReply = func(r runproto.Reply) {
+		if r.Confirm {
+			once.Do(func() { close(confirmed) })
+		}
+	}
+	s.SetPhase(runproto.PhaseWaitingConfirmation)
+	m.mu.Lock()
+	m.confirm = true
+	m.mu.Unlock()
+	select {
+	case <-confirmed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an idle runner never heard of the confirmation")
+	}
+}
+
+func TestStreamer_finishTimesOutWithTheReasonWhenTheManagerIsGone(t *testing.T) {
+	s := NewStreamer("http://127.0.0.1:1", "ns", "t", "tok", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx)
+	s.Line(time.Now(), "lost?")
+	err := s.Finish(runproto.Exit{}, 500*time.Millisecond)
+	if err == nil {
+		t.Fatal("Finish reported success without a manager")
+	}
+}
