@@ -13,6 +13,11 @@ func (s *Server) apiRoutes() chi.Router {
 
 	r.Get("/ping", s.ping)
 	r.Get("/info", s.info)
+	if s.opts.Client != nil && s.opts.Reader != nil && s.opts.Store != nil {
+		// Runners authenticate with their task's token, not a session:
+		// this route stays outside sign-in and CSRF checks (issue #5).
+		r.Mount("/runner", newRunnerEvents(s.opts).routes())
+	}
 	if s.opts.Hub != nil && s.opts.WSAuth != nil {
 		r.Method(http.MethodGet, "/ws", WSHandler(s.opts.Hub, s.opts.WSAuth, WSOptions{}))
 	}

@@ -9,8 +9,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bastion-dev/bastion/internal/hub"
+	"github.com/bastion-dev/bastion/internal/store"
 )
 
 // Options configures the server.
@@ -25,6 +27,11 @@ type Options struct {
 	// set, so the websocket is never mounted without authentication.
 	Hub    *hub.Hub
 	WSAuth WSAuth
+	// Client (cached) and Reader (uncached) reach the cluster; Store keeps
+	// task output. With all three set, runners can report to /api/runner.
+	Client client.Client
+	Reader client.Reader
+	Store  store.Store
 }
 
 // Server is the HTTP handler of the manager.

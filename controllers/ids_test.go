@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/internal/ids"
 )
 
@@ -27,7 +26,7 @@ func newIDProject(t *testing.T, name string) string {
 	t.Helper()
 	g := NewWithT(t)
 	g.Expect(k8sClient.Create(context.Background(), newProject(name))).To(Succeed())
-	ns := controllers.ProjectNamespace(name)
+	ns := bastionv1.ProjectNamespace(name)
 	g.Eventually(func() error {
 		return k8sClient.Get(context.Background(), client.ObjectKey{Name: ns}, &corev1.Namespace{})
 	}, timeout, interval).Should(Succeed())

@@ -20,11 +20,6 @@ import (
 	"github.com/bastion-dev/bastion/internal/ids"
 )
 
-// NamespacePrefix starts the name of every project namespace, so that a
-// project called "default" or "kube-system" can never take over a system
-// namespace.
-const NamespacePrefix = "bastion-"
-
 // ProjectReconciler gives every Project its own Namespace.
 type ProjectReconciler struct {
 	client.Client
@@ -76,7 +71,7 @@ func (r *ProjectReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 
 // reconcileNamespace makes sure the project's namespace exists and is ours.
 func (r *ProjectReconciler) reconcileNamespace(ctx context.Context, project *bastionv1.Project) error {
-	name := ProjectNamespace(project.Name)
+	name := bastionv1.ProjectNamespace(project.Name)
 	ns := &corev1.Namespace{}
 	err := r.Get(ctx, client.ObjectKey{Name: name}, ns)
 	switch {
@@ -112,7 +107,7 @@ func (r *ProjectReconciler) reconcileDelete(ctx context.Context, project *bastio
 		return nil
 	}
 	ns := &corev1.Namespace{}
-	err := r.Get(ctx, client.ObjectKey{Name: ProjectNamespace(project.Name)}, ns)
+	err := r.Get(ctx, client.ObjectKey{Name: bastionv1.ProjectNamespace(project.Name)}, ns)
 	if err == nil && metav1.IsControlledBy(ns, project) && ns.DeletionTimestamp.IsZero() {
 		if err := r.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
 			return err
@@ -122,13 +117,6 @@ func (r *ProjectReconciler) reconcileDelete(ctx context.Context, project *bastio
 	}
 	controllerutil.RemoveFinalizer(project, bastionv1.ProjectFinalizer)
 	return r.Update(ctx, project)
-}
-
-// ProjectNamespace is the namespace that holds a project's resources. The
-// Project CRD limits names to DNS labels of at most 55 characters, so the
-// prefixed name is always a valid namespace name.
-func ProjectNamespace(projectName string) string {
-	return NamespacePrefix + projectName
 }
 
 func setReady(project *bastionv1.Project, status metav1.ConditionStatus, reason, message string) {

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/controllers"
 )
 
 const (
@@ -62,7 +61,7 @@ func TestProjectReconciler_createsNamespaceAndReportsReady(t *testing.T) {
 func TestProjectReconciler_refusesANamespaceThatBelongsToSomethingElse(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	foreign := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: controllers.ProjectNamespace("taken")}}
+	foreign := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bastionv1.ProjectNamespace("taken")}}
 	g.Expect(k8sClient.Create(ctx, foreign)).To(Succeed())
 	g.Expect(k8sClient.Create(ctx, newProject("taken"))).To(Succeed())
 

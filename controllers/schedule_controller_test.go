@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/internal/cron"
 	"github.com/bastion-dev/bastion/internal/gitremote/gittest"
 )
@@ -50,7 +49,7 @@ func newScheduleFixture(t *testing.T, project, gitURL string) *scheduleFixture {
 	g := NewWithT(t)
 	ctx := context.Background()
 	g.Expect(k8sClient.Create(ctx, newProject(project))).To(Succeed())
-	f := &scheduleFixture{t: t, g: g, namespace: controllers.ProjectNamespace(project)}
+	f := &scheduleFixture{t: t, g: g, namespace: bastionv1.ProjectNamespace(project)}
 	g.Eventually(func() error {
 		return k8sClient.Get(ctx, client.ObjectKey{Name: f.namespace}, &corev1.Namespace{})
 	}, timeout, interval).Should(Succeed())

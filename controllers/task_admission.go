@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -116,7 +115,7 @@ func queued(t *bastionv1.Task) bool {
 // projectLimit is the maxParallelTasks of the project that owns namespace.
 func (r *TaskReconciler) projectLimit(ctx context.Context, namespace string) (int, error) {
 	project := &bastionv1.Project{}
-	name := strings.TrimPrefix(namespace, NamespacePrefix)
+	name := bastionv1.ProjectOfNamespace(namespace)
 	if err := r.Get(ctx, client.ObjectKey{Name: name}, project); err != nil {
 		if apierrors.IsNotFound(err) {
 			return 0, nil // a namespace that is not a project's: no project limit

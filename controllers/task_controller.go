@@ -218,7 +218,13 @@ func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task
 		if stopping {
 			r.transition(task, bastionv1.TaskStopped, "stopped")
 		} else {
-			r.transition(task, bastionv1.TaskError, failureMessage(state))
+			// The runner's own account (a failed clone, a path outside the
+			// checkout) says more than its exit code.
+			message := task.Annotations[bastionv1.AnnotationRunMessage]
+			if message == "" {
+				message = failureMessage(state)
+			}
+			r.transition(task, bastionv1.TaskError, message)
 		}
 	}
 	// The finished state is stored first; the update it causes brings the

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/internal/runspec"
 )
 
@@ -308,8 +307,6 @@ func setJobFinalizers(p *taskProject, name string, finalizers []string) {
 		return k8sClient.Update(context.Background(), job)
 	}, timeout, interval).Should(Succeed())
 }
-
-var _ = controllers.ProjectNamespace
 
 func TestTemplateReconciler_namesMissingReferencesAndGetsAnID(t *testing.T) {
 	p := newTaskProject(t, "tasks-template-refs", 0)

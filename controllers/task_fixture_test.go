@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/controllers"
 )
 
 // taskProject is a project with a key, a repository, an environment and a
@@ -30,7 +29,7 @@ func newTaskProject(t testing.TB, name string, maxParallel int32) *taskProject {
 	project := newProject(name)
 	project.Spec.MaxParallelTasks = maxParallel
 	g.Expect(k8sClient.Create(ctx, project)).To(Succeed())
-	ns := controllers.ProjectNamespace(name)
+	ns := bastionv1.ProjectNamespace(name)
 	g.Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}) }, timeout, interval).Should(Succeed())
 
 	p := &taskProject{t: t, g: g, ns: ns}

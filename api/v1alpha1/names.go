@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "strings"
+
 // Label keys Bastion puts on the objects it owns or indexes.
 const (
 	// LabelID carries the integer id that the /api contract uses for an object.
@@ -36,3 +38,19 @@ const (
 	// no garbage collector, so owner references alone would leave it behind.
 	ProjectFinalizer = "automation.bastion.dev/project-namespace"
 )
+
+// NamespacePrefix starts the name of every project namespace, so that a
+// project called "default" or "kube-system" can never take over a system
+// namespace.
+const NamespacePrefix = "bastion-"
+
+// ProjectNamespace is the namespace that holds a project's resources. The
+// Project CRD limits names to DNS labels of at most 55 characters, so the
+// prefixed name is always a valid namespace name.
+func ProjectNamespace(projectName string) string { return NamespacePrefix + projectName }
+
+// ProjectOfNamespace is the name of the project a project namespace
+// belongs to.
+func ProjectOfNamespace(namespace string) string {
+	return strings.TrimPrefix(namespace, NamespacePrefix)
+}

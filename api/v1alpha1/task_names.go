@@ -14,8 +14,13 @@ const (
 	ReasonQueuedBehind = "QueuedBehindOlderTasks"
 )
 
-// Labels on Tasks.
+// Labels and annotations on Tasks.
 const (
+	// AnnotationRunMessage carries what the runner said went wrong (a
+	// failed clone, a path outside the checkout), for the task's message
+	// when its run fails.
+	AnnotationRunMessage = "automation.bastion.dev/run-message"
+
 	// LabelAutorunOf marks a task queued by autorun with the name of the
 	// successful build task that queued it.
 	LabelAutorunOf = "automation.bastion.dev/autorun-of"

@@ -125,6 +125,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	mgr, err := newManager(cp.Config, ln, managerOptions{
 		PublicURL: publicURL, MetricsAddr: "0", ProbeAddr: "0", Namespace: devNamespace,
 		Launcher: &launch.LocalLauncher{Client: direct, BaseDir: runs},
+		StoreDSN: "sqlite://" + filepath.Join(dataDir, "bastion.db"),
 	})
 	if err != nil {
 		return err

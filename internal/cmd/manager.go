@@ -22,6 +22,8 @@ import (
 	"github.com/bastion-dev/bastion/console"
 	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/controllers/launch"
+	"github.com/bastion-dev/bastion/internal/hub"
+	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/version"
 )
 
@@ -36,6 +38,11 @@ type managerOptions struct {
 
 	GlobalMaxParallelTasks int
 	TaskKeepLast           int
+	// StoreDSN names the output store (internal/store.Open).
+	StoreDSN string
+	// RunnerURL is where runners reach the manager (default PublicURL):
+	// in a cluster, the Service's address rather than the users' one.
+	RunnerURL string
 	// Launcher runs tasks; nil means Jobs with JobOptions.
 	Launcher   launch.Launcher
 	JobOptions launch.JobOptions
@@ -70,6 +77,8 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 			return nil
 		})
 	}
+	fs.StringVar(&opts.StoreDSN, "store", "sqlite:///var/lib/bastion/bastion.db", "output store: sqlite:///path/file.db or postgres://...")
+	fs.StringVar(&opts.RunnerURL, "runner-url", "", "URL runners reach the manager at (default --public-url)")
 	fs.IntVar(&opts.TaskKeepLast, "task-keep-last", controllers.DefaultTaskKeepLast, "finished tasks kept as objects per template (a template's keepLast overrides it)")
 	fs.DurationVar(&opts.JobOptions.ActiveDeadline, "task-deadline", opts.JobOptions.ActiveDeadline, "longest a task may run")
 	if err := parse(fs, args); err != nil {
@@ -141,7 +150,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		launcher = &launch.JobLauncher{Client: mgr.GetClient(), Options: opts.JobOptions}
 	}
 	if err := controllers.Setup(mgr, controllers.Options{
-		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: opts.PublicURL,
+		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: firstNonEmpty(opts.RunnerURL, opts.PublicURL),
 		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast,
 	}); err != nil {
 		return nil, err
@@ -154,10 +163,26 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 			return nil, err
 		}
 	}
+	output, err := store.Open(context.Background(), opts.StoreDSN)
+	if err != nil {
+		return nil, fmt.Errorf("opening the output store: %w", err)
+	}
+	live := hub.New()
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		live.Close() // websocket clients hear "going away"
+		return output.Close()
+	})); err != nil {
+		return nil, err
+	}
 	handler := apiserver.New(apiserver.Options{
 		Version:   version.Version,
 		PublicURL: opts.PublicURL,
 		Console:   console.FS(),
+		Client:    mgr.GetClient(),
+		Reader:    mgr.GetAPIReader(),
+		Store:     output,
+		Hub:       live,
 	})
 	if err := mgr.Add(&httpServer{ln: ln, srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}}); err != nil {
 		return nil, err
@@ -187,3 +212,12 @@ func (h *httpServer) Start(ctx context.Context) error {
 }
 
 var _ manager.LeaderElectionRunnable = &httpServer{}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

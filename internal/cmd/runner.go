@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bastion-dev/bastion/internal/runner"
+	"github.com/bastion-dev/bastion/internal/runproto"
 )
 
 // runRunner runs one task from the inputs its launcher laid out (see
@@ -37,17 +38,52 @@ func runRunner(args []string, stdout, stderr io.Writer) error {
 	// SIGTERM (a stop, a deleted pod) ends the program and then the runner.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res := runner.Run(ctx, in, *work, &printSink{w: stdout})
-	if res.CommitHash != "" {
-		fmt.Fprintf(stderr, "bastion runner: commit %s %s\n", res.CommitHash, res.CommitMessage)
+
+	if in.Spec.ManagerURL == "" {
+		return exitOf(in, runner.Run(ctx, in, *work, &printSink{w: stdout}))
 	}
+	streamer := runner.NewStreamer(in.Spec.ManagerURL, in.Spec.Namespace, in.Spec.Name, in.Token, stdout)
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	streamer.OnReply = func(r runproto.Reply) {
+		if r.Stop != "" {
+			cancelRun() // the user stopped the task
+		}
+	}
+	streamCtx, stopStream := context.WithCancel(context.Background())
+	defer stopStream()
+	go streamer.Run(streamCtx)
+	streamer.SetPhase(runproto.PhaseRunning)
+
+	res := runner.Run(runCtx, in, *work, streamer)
+	exit := runproto.Exit{Code: res.ExitCode}
+	if res.Err != nil {
+		exit.Message = res.Err.Error()
+	}
+	// Every line must reach the manager before the runner exits: its exit
+	// ends the run, and the launcher then considers the output complete.
+	if err := streamer.Finish(exit, 5*time.Minute); err != nil {
+		fmt.Fprintf(stderr, "bastion runner: %v\n", err)
+	}
+	return exitOf(in, res)
+}
+
+// exitOf turns a run's result into the runner's own exit.
+func exitOf(in *runner.Inputs, res runner.Result) error {
 	switch {
 	case res.Err != nil:
 		return res.Err
 	case res.ExitCode != 0:
-		return &exitError{code: res.ExitCode, err: fmt.Errorf("%s exited with code %d", in.Spec.App, res.ExitCode)}
+		return &exitError{code: res.ExitCode, err: fmt.Errorf("%s exited with code %d", appName(in.Spec.App), res.ExitCode)}
 	}
 	return nil
+}
+
+func appName(app string) string {
+	if app == "" {
+		return "ansible"
+	}
+	return app
 }
 
 // printSink writes each line to w as it arrives.

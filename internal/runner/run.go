@@ -12,6 +12,11 @@ import (
 	"time"
 )
 
+// CommitSink is a Sink that also wants the commit as soon as it is known.
+type CommitSink interface {
+	SetCommit(hash, message string)
+}
+
 // Result is how a run ended.
 type Result struct {
 	CommitHash    string
@@ -52,6 +57,9 @@ func Run(ctx context.Context, in *Inputs, workDir string, sink Sink) Result {
 	res.CommitHash, res.CommitMessage, res.Err = t.checkout(ctx, checkout)
 	if res.Err != nil {
 		return res
+	}
+	if c, ok := sink.(CommitSink); ok {
+		c.SetCommit(res.CommitHash, res.CommitMessage)
 	}
 	cmd, err := t.command(checkout)
 	if err != nil {

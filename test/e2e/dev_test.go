@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/controlplane"
 	"github.com/bastion-dev/bastion/internal/gitremote/gittest"
+	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/users"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -361,6 +363,13 @@ kind: Task
 metadata: {name: broken-1, namespace: bastion-local}
 spec:
   templateRef: {name: broken}
+---
+apiVersion: automation.bastion.dev/v1alpha1
+kind: Task
+metadata: {name: escape-1, namespace: bastion-local}
+spec:
+  templateRef: {name: hello}
+  playbook: ../../etc/passwd
 `
 
 // Under bastion dev a task runs as a local ` + "`bastion runner`" + ` process: the
@@ -400,6 +409,25 @@ func TestDev_runsTasksThroughTheLocalLauncher(t *testing.T) {
 		}
 		return nil
 	})
+	eventually(t, 60*time.Second, "escape-1 refused", func() error {
+		if got := taskState("escape-1"); got != `error|the script "../../etc/passwd" leaves the repository` {
+			return fmt.Errorf("escape-1 is %q", got)
+		}
+		return nil
+	})
+
+	// The runner reported its commit, and every line reached the store.
+	commit, _ := kubectl(t, kubeconfig, "", "get", "task", "hello-1", "-n", "bastion-local", "-o", "jsonpath={.status.commitHash}")
+	if head := repo.Git("-C", repo.Path, "rev-parse", "HEAD"); commit != head {
+		t.Fatalf("task commit %q, repository head %q", commit, head)
+	}
+	taskID, _ := kubectl(t, kubeconfig, "", "get", "task", "hello-1", "-n", "bastion-local", "-o", "jsonpath={.metadata.labels.automation\\.bastion\\.dev/id}")
+	projectID, _ := kubectl(t, kubeconfig, "", "get", "project", "local", "-o", "jsonpath={.metadata.labels.automation\\.bastion\\.dev/id}")
+	output := storedOutput(t, filepath.Join(dataDir, "bastion.db"), projectID, taskID)
+	if !containsLine(output, "hello from bastion") || !containsLine(output, "Cloning into") {
+		t.Fatalf("stored output of task %s/%s:\n%s", projectID, taskID, strings.Join(output, "\n"))
+	}
+
 	eventually(t, 10*time.Second, "run directories removed", func() error {
 		entries, err := os.ReadDir(filepath.Join(dataDir, "runs"))
 		if err != nil || len(entries) != 0 {
@@ -407,4 +435,38 @@ func TestDev_runsTasksThroughTheLocalLauncher(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// storedOutput reads a task's lines from the SQLite store that bastion dev
+// writes (readers may share the file with the running manager).
+func storedOutput(t *testing.T, dbPath, projectID, taskID string) []string {
+	t.Helper()
+	pid, err1 := strconv.ParseInt(projectID, 10, 64)
+	tid, err2 := strconv.ParseInt(taskID, 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("ids %q %q", projectID, taskID)
+	}
+	s, err := store.Open(context.Background(), "sqlite://"+dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lines, err := s.Lines(context.Background(), store.TaskKey{ProjectID: pid, TaskID: tid}, 0, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l.Output
+	}
+	return out
+}
+
+func containsLine(lines []string, part string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, part) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,181 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Reading output in pages keeps memory flat whatever the task printed: a
+// page holds at most streamPageLines lines and stops early once it holds
+// streamPageBytes, so even 1 MiB lines cost a few MiB per stream.
+const (
+	streamPageLines = 1000
+	streamPageBytes = 4 << 20
+)
+
+// prepareLines validates a batch, sorts it by Seq and keeps the first copy
+// of a repeated Seq, as the store does with a Seq already stored. Sorting
+// here lets advanceWatermark find the new watermark without reading the
+// table in the common case.
+func prepareLines(lines []Line) ([]Line, error) {
+	out := make([]Line, 0, len(lines))
+	for _, l := range lines {
+		if l.Seq < 1 {
+			return nil, fmt.Errorf("%w: line seq %d (seqs start at 1)", ErrInvalid, l.Seq)
+		}
+		l.Time = l.Time.Truncate(time.Microsecond).UTC()
+		out = append(out, l)
+	}
+	slices.SortStableFunc(out, func(a, b Line) int { return cmpInt64(a.Seq, b.Seq) })
+	return slices.CompactFunc(out, func(a, b Line) bool { return a.Seq == b.Seq }), nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// watermark is a task's row in task_output: last is the highest Seq with
+// nothing missing below it, max the highest Seq stored at all. last < max
+// means a gap is pending.
+type watermark struct{ last, max int64 }
+
+// advanceWatermark computes the watermark after a sorted batch is stored.
+// Seq last+1 cannot have been stored before (else last would be higher), so
+// the watermark moves only if the batch brings last+1, and then through the
+// batch's own contiguous run. Only when lines beyond that run were already
+// stored (a gap was pending) must the table be searched: scanFrom is then
+// non-zero, and the caller asks the table for the first stored Seq ≥
+// scanFrom whose successor is missing. In the common case (lines arriving
+// in order) that never happens, so appending costs no read of the lines.
+func advanceWatermark(w watermark, sorted []Line) (next watermark, scanFrom int64) {
+	next = w
+	if n := len(sorted); n > 0 && sorted[n-1].Seq > next.max {
+		next.max = sorted[n-1].Seq
+	}
+	for _, l := range sorted {
+		if l.Seq <= next.last {
+			continue
+		}
+		if l.Seq != next.last+1 {
+			break
+		}
+		next.last = l.Seq
+	}
+	if next.last > w.last && w.max > next.last {
+		return next, next.last
+	}
+	return next, 0
+}
+
+// splitBatch drops the lines of a sorted batch that are certainly stored
+// (Seq ≤ last) and splits the rest into lines that may be stored (a pending
+// gap's region, last < Seq ≤ max) and lines that certainly are not (Seq >
+// max). The caller holds the task's watermark row, so the split stays true
+// until it commits, and the fresh lines need no conflict check.
+func splitBatch(w watermark, sorted []Line) (maybe, fresh []Line) {
+	i, _ := slices.BinarySearchFunc(sorted, w.last+1, func(l Line, seq int64) int { return cmpInt64(l.Seq, seq) })
+	j, _ := slices.BinarySearchFunc(sorted, w.max+1, func(l Line, seq int64) int { return cmpInt64(l.Seq, seq) })
+	return sorted[i:j], sorted[j:]
+}
+
+// pageStart turns an offset (a count of stored lines) into a Seq to start
+// after plus a number of lines to skip. Lines 1..last are all present, so
+// an offset inside them is a Seq, and the query seeks the primary key
+// instead of counting through offset rows; only the part of an offset
+// beyond the watermark (rare: a gap is pending) is skipped with OFFSET.
+func pageStart(offset int, last int64) (after int64, skip int) {
+	after = min(int64(offset), last)
+	return after, offset - int(after)
+}
+
+func checkPage(offset, limit int) error {
+	if offset < 0 || limit < 1 {
+		return fmt.Errorf("%w: offset %d, limit %d (want offset ≥ 0, limit ≥ 1)", ErrInvalid, offset, limit)
+	}
+	return nil
+}
+
+// streamPages feeds fn page after page; fetch returns the lines after a Seq,
+// and an empty page ends the stream. Lines appended while streaming are
+// included if they come after the current position.
+func streamPages(ctx context.Context, fetch func(ctx context.Context, after int64) ([]Line, error), fn func(Line) error) error {
+	var after int64
+	for {
+		page, err := fetch(ctx, after)
+		if err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			return nil
+		}
+		for _, l := range page {
+			if err := fn(l); err != nil {
+				return err
+			}
+		}
+		after = page[len(page)-1].Seq
+	}
+}
+
+// cleanText makes summary and event text storable as text on both
+// backends: PostgreSQL refuses NUL and invalid UTF-8 in text columns, and
+// SQLite would keep them, so both get the same cleaned string.
+func cleanText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+}
+
+func cleanSummary(s TaskSummary) TaskSummary {
+	for _, p := range []*string{&s.Status, &s.Message, &s.Version, &s.CommitHash, &s.CommitMessage,
+		&s.UserName, &s.TplType, &s.TplApp, &s.TplAlias, &s.TplPlaybook} {
+		*p = cleanText(*p)
+	}
+	return s
+}
+
+func cleanEvent(e Event) Event {
+	for _, p := range []*string{&e.ObjectType, &e.ObjectName, &e.ProjectName, &e.Username, &e.Description} {
+		*p = cleanText(*p)
+	}
+	if e.Created.IsZero() {
+		e.Created = time.Now()
+	}
+	e.Created = e.Created.Truncate(time.Microsecond).UTC()
+	return e
+}
+
+func checkSummary(s TaskSummary) error {
+	if s.ProjectID < 1 || s.TaskID < 1 {
+		return fmt.Errorf("%w: summary of task %d/%d (ids start at 1)", ErrInvalid, s.ProjectID, s.TaskID)
+	}
+	return nil
+}
+
+// micros and fromMicros carry times through SQLite as integers, at the
+// resolution PostgreSQL keeps.
+func micros(t time.Time) int64 { return t.Truncate(time.Microsecond).UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+func microsPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return micros(*t)
+}
+
+func timePtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.Truncate(time.Microsecond).UTC()
+	return &u
+}

@@ -1,0 +1,255 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// postgresStore is the scale-out backend. It uses pgx's own pool rather
+// than database/sql: arrays bind natively (a whole batch of lines is one
+// INSERT … SELECT FROM unnest, with no limit on parameters and one round
+// trip), statements are prepared and cached per connection, and a pool
+// reconnects on its own after PostgreSQL restarts.
+type postgresStore struct {
+	name   string // host:port/database, never the password
+	pool   *pgxpool.Pool
+	closed atomic.Bool
+}
+
+// migrationLock is the advisory lock that serialises migrations when
+// several replicas open the same database at once.
+const migrationLock = 0x62617374696f6e // "bastion"
+
+func openPostgres(ctx context.Context, dsn string) (Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: %w", err) // pgx redacts passwords
+	}
+	s := &postgresStore{name: fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)}
+	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, s.fail("open", err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *postgresStore) migrate(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
+			return s.fail("migrate: lock", err)
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+			return s.fail("create schema_version", err)
+		}
+		var have int
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&have); err != nil {
+			return s.fail("read schema version", err)
+		}
+		if err := checkSchemaVersion(have, len(postgresMigrations)); err != nil {
+			return s.fail("migrate", err)
+		}
+		if have == len(postgresMigrations) {
+			return nil
+		}
+		for v := have; v < len(postgresMigrations); v++ {
+			if _, err := tx.Exec(ctx, postgresMigrations[v]); err != nil {
+				return s.fail(fmt.Sprintf("migration %d", v+1), err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM schema_version`); err != nil {
+			return s.fail("record schema version", err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_version (version) VALUES ($1)`, len(postgresMigrations)); err != nil {
+			return s.fail("record schema version", err)
+		}
+		return nil
+	})
+}
+
+// fail names the store and the operation. pgx errors carry the server's
+// message and SQL state, not bound values, so line contents stay out.
+func (s *postgresStore) fail(op string, err error) error {
+	return fmt.Errorf("postgres store %s: %s: %w", s.name, op, err)
+}
+
+func (s *postgresStore) failTask(op string, t TaskKey, err error) error {
+	return s.fail(fmt.Sprintf("%s of task %d/%d", op, t.ProjectID, t.TaskID), err)
+}
+
+func (s *postgresStore) check() error {
+	if s.closed.Load() {
+		return fmt.Errorf("postgres store %s: %w", s.name, ErrClosed)
+	}
+	return nil
+}
+
+func (s *postgresStore) AppendLines(ctx context.Context, task TaskKey, lines []Line) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	sorted, err := prepareLines(lines)
+	if err != nil || len(sorted) == 0 {
+		return err
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.appendTx(ctx, tx, task, sorted) })
+	if err != nil {
+		return s.failTask("append lines", task, err)
+	}
+	return nil
+}
+
+func (s *postgresStore) appendTx(ctx context.Context, tx pgx.Tx, task TaskKey, sorted []Line) error {
+	var w watermark
+	// The upsert creates the task's row if needed, returns it and locks it
+	// until commit, so appends to one task from several replicas (a runner
+	// that reconnected to another one) take turns on the watermark.
+	err := tx.QueryRow(ctx, `INSERT INTO task_output AS o (project_id, task_id, last_seq, max_seq) VALUES ($1, $2, 0, 0)
+		ON CONFLICT (project_id, task_id) DO UPDATE SET last_seq = o.last_seq RETURNING last_seq, max_seq`,
+		task.ProjectID, task.TaskID).Scan(&w.last, &w.max)
+	if err != nil {
+		return fmt.Errorf("read watermark: %w", err)
+	}
+	maybe, fresh := splitBatch(w, sorted)
+	if len(maybe) > 0 {
+		// Lines in a pending gap's region may be resends: one INSERT of the
+		// whole set through unnest, skipping those already stored.
+		seqs := make([]int64, len(maybe))
+		times := make([]time.Time, len(maybe))
+		outputs := make([][]byte, len(maybe))
+		for i, l := range maybe {
+			seqs[i], times[i], outputs[i] = l.Seq, l.Time, []byte(l.Output)
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO task_lines (project_id, task_id, seq, time, output)
+			SELECT $1, $2, u.seq, u.time, u.output FROM unnest($3::bigint[], $4::timestamptz[], $5::bytea[]) AS u(seq, time, output)
+			ON CONFLICT DO NOTHING`, task.ProjectID, task.TaskID, seqs, times, outputs)
+		if err != nil {
+			return fmt.Errorf("insert: %w", err)
+		}
+	}
+	if len(fresh) > 0 {
+		// Lines beyond max_seq cannot be stored yet, and the locked row
+		// keeps it so until commit: COPY, the fastest way in, needs no
+		// conflict handling. This is the path of every in-order batch.
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"task_lines"}, []string{"project_id", "task_id", "seq", "time", "output"},
+			pgx.CopyFromSlice(len(fresh), func(i int) ([]any, error) {
+				return []any{task.ProjectID, task.TaskID, fresh[i].Seq, fresh[i].Time, []byte(fresh[i].Output)}, nil
+			}))
+		if err != nil {
+			return fmt.Errorf("copy: %w", err)
+		}
+	}
+	next, scanFrom := advanceWatermark(w, sorted)
+	if scanFrom > 0 {
+		err := tx.QueryRow(ctx, `SELECT a.seq FROM task_lines a
+			WHERE a.project_id = $1 AND a.task_id = $2 AND a.seq >= $3 AND NOT EXISTS (
+				SELECT 1 FROM task_lines b WHERE b.project_id = a.project_id AND b.task_id = a.task_id AND b.seq = a.seq + 1)
+			ORDER BY a.seq LIMIT 1`, task.ProjectID, task.TaskID, scanFrom).Scan(&next.last)
+		if err != nil {
+			return fmt.Errorf("find gap: %w", err)
+		}
+	}
+	if next == w {
+		return nil
+	}
+	_, err = tx.Exec(ctx, `UPDATE task_output SET last_seq = $1, max_seq = $2 WHERE project_id = $3 AND task_id = $4`,
+		next.last, next.max, task.ProjectID, task.TaskID)
+	if err != nil {
+		return fmt.Errorf("update watermark: %w", err)
+	}
+	return nil
+}
+
+func (s *postgresStore) LastSeq(ctx context.Context, task TaskKey) (int64, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	var last int64
+	err := s.pool.QueryRow(ctx, `SELECT last_seq FROM task_output WHERE project_id = $1 AND task_id = $2`,
+		task.ProjectID, task.TaskID).Scan(&last)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.failTask("read last seq", task, err)
+	}
+	return last, nil
+}
+
+func (s *postgresStore) Lines(ctx context.Context, task TaskKey, offset, limit int) ([]Line, error) {
+	if err := checkPage(offset, limit); err != nil {
+		return nil, err
+	}
+	// The watermark only grows and lines below it stay, so reading it
+	// before the page (not in one transaction) is safe.
+	last, err := s.LastSeq(ctx, task)
+	if err != nil {
+		return nil, err
+	}
+	after, skip := pageStart(offset, last)
+	lines, err := s.readLines(ctx, task, after, skip, limit, 0)
+	if err != nil {
+		return nil, s.failTask("read lines", task, err)
+	}
+	return lines, nil
+}
+
+func (s *postgresStore) StreamLines(ctx context.Context, task TaskKey, fn func(Line) error) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	// Pages rather than one long query: a slow reader (a download over a
+	// slow link) must not hold a pooled connection and a snapshot, which
+	// would keep VACUUM from cleaning up, for the whole download.
+	return streamPages(ctx, func(ctx context.Context, after int64) ([]Line, error) {
+		lines, err := s.readLines(ctx, task, after, 0, streamPageLines, streamPageBytes)
+		if err != nil {
+			return nil, s.failTask("stream lines", task, err)
+		}
+		return lines, nil
+	}, fn)
+}
+
+// readLines reads up to limit lines after a Seq, skipping skip of them; a
+// non-zero budget ends the page early once that many bytes are held.
+func (s *postgresStore) readLines(ctx context.Context, task TaskKey, after int64, skip, limit, budget int) ([]Line, error) {
+	rows, err := s.pool.Query(ctx, `SELECT seq, time, output FROM task_lines
+		WHERE project_id = $1 AND task_id = $2 AND seq > $3 ORDER BY seq LIMIT $4 OFFSET $5`,
+		task.ProjectID, task.TaskID, after, limit, skip)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	lines := []Line{}
+	held := 0
+	for rows.Next() {
+		var l Line
+		var out []byte
+		if err := rows.Scan(&l.Seq, &l.Time, &out); err != nil {
+			return nil, err
+		}
+		l.Time, l.Output = l.Time.UTC(), string(out)
+		lines = append(lines, l)
+		if held += len(out); budget > 0 && held >= budget {
+			break
+		}
+	}
+	rows.Close()
+	return lines, rows.Err()
+}
+
+func (s *postgresStore) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.pool.Close()
+	return nil
+}

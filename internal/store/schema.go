@@ -1,0 +1,173 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The schema is a list of migrations per backend, applied in order on Open
+// and recorded in schema_version. A migration is never edited once
+// released; a change is a new entry at the end. The two lists keep the same
+// numbering, so one version means the same tables on both backends.
+//
+// Tables:
+//   - task_lines: one row per output line, keyed (project, task, seq), so
+//     a resent Seq hits the key and is ignored.
+//   - task_output: one row per task with the watermark (last_seq) and the
+//     highest Seq stored (max_seq); see advanceWatermark.
+//   - task_summaries: one row per task, keyed (project, task).
+//   - events: append-only, ids never reused.
+var sqliteMigrations = []string{
+	// 1: initial schema. task_lines is WITHOUT ROWID: the primary key is the
+	// table, so lines are clustered by task and Seq and there is no second
+	// index to write for every line.
+	`CREATE TABLE task_lines (
+		project_id INTEGER NOT NULL,
+		task_id    INTEGER NOT NULL,
+		seq        INTEGER NOT NULL,
+		time       INTEGER NOT NULL,
+		output     BLOB NOT NULL,
+		PRIMARY KEY (project_id, task_id, seq)
+	) WITHOUT ROWID;
+	CREATE TABLE task_output (
+		project_id INTEGER NOT NULL,
+		task_id    INTEGER NOT NULL,
+		last_seq   INTEGER NOT NULL,
+		max_seq    INTEGER NOT NULL,
+		PRIMARY KEY (project_id, task_id)
+	) WITHOUT ROWID;
+	CREATE TABLE task_summaries (
+		project_id INTEGER NOT NULL, task_id INTEGER NOT NULL, template_id INTEGER NOT NULL,
+		status TEXT NOT NULL, message TEXT NOT NULL, version TEXT NOT NULL,
+		commit_hash TEXT NOT NULL, commit_message TEXT NOT NULL, user_name TEXT NOT NULL,
+		tpl_type TEXT NOT NULL, tpl_app TEXT NOT NULL, tpl_alias TEXT NOT NULL, tpl_playbook TEXT NOT NULL,
+		user_id INTEGER NOT NULL, build_task_id INTEGER NOT NULL,
+		schedule_id INTEGER NOT NULL, integration_id INTEGER NOT NULL,
+		created INTEGER NOT NULL, start_time INTEGER, end_time INTEGER,
+		PRIMARY KEY (project_id, task_id)
+	);
+	CREATE INDEX task_summaries_by_template ON task_summaries (project_id, template_id, task_id);
+	CREATE INDEX task_summaries_by_status ON task_summaries (project_id, status, task_id);
+	CREATE TABLE events (
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		project_id INTEGER NOT NULL, user_id INTEGER NOT NULL,
+		object_id INTEGER NOT NULL, integration_id INTEGER NOT NULL,
+		object_type TEXT NOT NULL, object_name TEXT NOT NULL, project_name TEXT NOT NULL,
+		username TEXT NOT NULL, description TEXT NOT NULL,
+		created INTEGER NOT NULL
+	);
+	CREATE INDEX events_by_created ON events (created, id);
+	CREATE INDEX events_by_project ON events (project_id, created, id);`,
+}
+
+var postgresMigrations = []string{
+	// 1: initial schema. Output is bytea so that any bytes a program prints
+	// are kept; PostgreSQL text refuses NUL and invalid UTF-8.
+	`CREATE TABLE task_lines (
+		project_id BIGINT NOT NULL,
+		task_id    BIGINT NOT NULL,
+		seq        BIGINT NOT NULL,
+		time       TIMESTAMPTZ NOT NULL,
+		output     BYTEA NOT NULL,
+		PRIMARY KEY (project_id, task_id, seq)
+	);
+	CREATE TABLE task_output (
+		project_id BIGINT NOT NULL,
+		task_id    BIGINT NOT NULL,
+		last_seq   BIGINT NOT NULL,
+		max_seq    BIGINT NOT NULL,
+		PRIMARY KEY (project_id, task_id)
+	);
+	CREATE TABLE task_summaries (
+		project_id BIGINT NOT NULL, task_id BIGINT NOT NULL, template_id BIGINT NOT NULL,
+		status TEXT NOT NULL, message TEXT NOT NULL, version TEXT NOT NULL,
+		commit_hash TEXT NOT NULL, commit_message TEXT NOT NULL, user_name TEXT NOT NULL,
+		tpl_type TEXT NOT NULL, tpl_app TEXT NOT NULL, tpl_alias TEXT NOT NULL, tpl_playbook TEXT NOT NULL,
+		user_id BIGINT NOT NULL, build_task_id BIGINT NOT NULL,
+		schedule_id BIGINT NOT NULL, integration_id BIGINT NOT NULL,
+		created TIMESTAMPTZ NOT NULL, start_time TIMESTAMPTZ, end_time TIMESTAMPTZ,
+		PRIMARY KEY (project_id, task_id)
+	);
+	CREATE INDEX task_summaries_by_template ON task_summaries (project_id, template_id, task_id);
+	CREATE INDEX task_summaries_by_status ON task_summaries (project_id, status, task_id);
+	CREATE TABLE events (
+		id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		project_id BIGINT NOT NULL, user_id BIGINT NOT NULL,
+		object_id BIGINT NOT NULL, integration_id BIGINT NOT NULL,
+		object_type TEXT NOT NULL, object_name TEXT NOT NULL, project_name TEXT NOT NULL,
+		username TEXT NOT NULL, description TEXT NOT NULL,
+		created TIMESTAMPTZ NOT NULL
+	);
+	CREATE INDEX events_by_created ON events (created, id);
+	CREATE INDEX events_by_project ON events (project_id, created, id);`,
+}
+
+// checkSchemaVersion refuses a database that a newer Bastion migrated:
+// running old code on a newer schema could write rows it does not
+// understand.
+func checkSchemaVersion(have, known int) error {
+	if have > known {
+		return fmt.Errorf("schema version %d is newer than this binary knows (%d): upgrade Bastion", have, known)
+	}
+	return nil
+}
+
+var summaryColumns = []string{
+	"project_id", "task_id", "template_id",
+	"status", "message", "version", "commit_hash", "commit_message", "user_name",
+	"tpl_type", "tpl_app", "tpl_alias", "tpl_playbook",
+	"user_id", "build_task_id", "schedule_id", "integration_id",
+	"created", "start_time", "end_time",
+}
+
+// summaryUpsertSQL is the same statement on both backends but for the
+// placeholder style.
+func summaryUpsertSQL(placeholder func(i int) string) string {
+	ph := make([]string, len(summaryColumns))
+	var set []string
+	for i, c := range summaryColumns {
+		ph[i] = placeholder(i + 1)
+		if c != "project_id" && c != "task_id" {
+			set = append(set, c+" = excluded."+c)
+		}
+	}
+	return "INSERT INTO task_summaries (" + strings.Join(summaryColumns, ", ") + ") VALUES (" +
+		strings.Join(ph, ", ") + ") ON CONFLICT (project_id, task_id) DO UPDATE SET " + strings.Join(set, ", ")
+}
+
+// summaryValues lists a summary in summaryColumns order; the backend says
+// how times are stored.
+func summaryValues(s TaskSummary, at func(time.Time) any, atPtr func(*time.Time) any) []any {
+	return []any{
+		s.ProjectID, s.TaskID, s.TemplateID,
+		s.Status, s.Message, s.Version, s.CommitHash, s.CommitMessage, s.UserName,
+		s.TplType, s.TplApp, s.TplAlias, s.TplPlaybook,
+		s.UserID, s.BuildTaskID, s.ScheduleID, s.IntegrationID,
+		at(s.Created), atPtr(s.Start), atPtr(s.End),
+	}
+}
+
+// summaryDest is the Scan destination list in summaryColumns order, with
+// the backend's holders for the three times.
+func summaryDest(s *TaskSummary, created, start, end any) []any {
+	return []any{
+		&s.ProjectID, &s.TaskID, &s.TemplateID,
+		&s.Status, &s.Message, &s.Version, &s.CommitHash, &s.CommitMessage, &s.UserName,
+		&s.TplType, &s.TplApp, &s.TplAlias, &s.TplPlaybook,
+		&s.UserID, &s.BuildTaskID, &s.ScheduleID, &s.IntegrationID,
+		created, start, end,
+	}
+}
+
+const eventColumns = "project_id, user_id, object_id, integration_id, object_type, object_name, project_name, username, description, created"
+
+func eventValues(e Event, created any) []any {
+	return []any{e.ProjectID, e.UserID, e.ObjectID, e.IntegrationID,
+		e.ObjectType, e.ObjectName, e.ProjectName, e.Username, e.Description, created}
+}
+
+func eventDest(e *Event, created any) []any {
+	return []any{&e.ID, &e.ProjectID, &e.UserID, &e.ObjectID, &e.IntegrationID,
+		&e.ObjectType, &e.ObjectName, &e.ProjectName, &e.Username, &e.Description, created}
+}

@@ -1,0 +1,141 @@
+// Package store owns what Bastion keeps outside etcd: the output lines of
+// tasks, a summary of every task (kept after the Task object is pruned from
+// etcd, so the history screens still show it) and project events.
+//
+// There is one interface and two real backends: SQLite (a file on the
+// manager's volume, the embedded default) and PostgreSQL (for several API
+// replicas). Both pass the same conformance suite, storetest.Run.
+//
+// Rules shared by both backends:
+//   - Output lines are idempotent by (task, Seq): a resend never duplicates
+//     and never overwrites what was stored first.
+//   - LastSeq is a per-task watermark, the highest Seq below which nothing
+//     is missing. It lives in its own row, updated in the same transaction
+//     as the lines, so reading it is one key lookup and appending only
+//     searches the lines when a gap was pending (see advanceWatermark).
+//   - Output is kept byte for byte (BLOB/bytea): a line that is not valid
+//     UTF-8 or contains NUL is still stored exactly; encoding it for JSON is
+//     the API's business. Summary and event text is stored as text, so
+//     invalid UTF-8 becomes U+FFFD and NUL is dropped there.
+//   - Times are kept to the microsecond (PostgreSQL's resolution), in UTC,
+//     on both backends, so moving from one to the other changes nothing.
+//   - Errors name the backend and the operation; they never carry line
+//     contents or credentials.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Line is one line of a task's output. Seq starts at 1 for each task and is
+// assigned by the runner, which makes resends idempotent.
+type Line struct {
+	Seq    int64
+	Time   time.Time
+	Output string
+}
+
+// TaskKey names a task by the integer ids of the /api contract. Task ids are
+// allocated per project, so both are needed.
+type TaskKey struct {
+	ProjectID, TaskID int64
+}
+
+// TaskSummary is what the history screens show of a task, kept after the
+// Task object is gone.
+type TaskSummary struct {
+	ProjectID, TaskID, TemplateID int64
+
+	Status, Message, Version, CommitHash, CommitMessage, UserName string
+	TplType, TplApp, TplAlias, TplPlaybook                        string
+
+	UserID, BuildTaskID, ScheduleID, IntegrationID int64
+
+	Created    time.Time
+	Start, End *time.Time
+}
+
+// SummaryFilter narrows ListTaskSummaries; zero values match everything.
+type SummaryFilter struct {
+	TemplateID int64
+	Status     string
+}
+
+// Event is one entry of a project's activity log. ProjectID 0 is an event
+// outside any project.
+type Event struct {
+	ID, ProjectID, UserID, ObjectID, IntegrationID             int64
+	ObjectType, ObjectName, ProjectName, Username, Description string
+	Created                                                    time.Time
+}
+
+// Store keeps task output, task summaries and events.
+type Store interface {
+	// AppendLines stores lines of a task. Idempotent by (task, Seq): a line
+	// whose Seq is already stored is ignored (the first copy wins), so a
+	// runner that resends after a lost ack never duplicates. One call is
+	// one transaction: either all its new lines are stored or none.
+	AppendLines(ctx context.Context, task TaskKey, lines []Line) error
+	// LastSeq is the highest contiguous Seq stored (0 if none): what the
+	// manager acknowledges and the runner resumes after. With 1,2,3,5
+	// stored it is 3, so 4 must be resent.
+	LastSeq(ctx context.Context, task TaskKey) (int64, error)
+	// Lines pages output in Seq order; offset counts stored lines.
+	Lines(ctx context.Context, task TaskKey, offset, limit int) ([]Line, error)
+	// StreamLines calls fn for every line in Seq order, reading a page at a
+	// time so that a task of a million lines never sits in memory. An error
+	// from fn stops the stream and is returned as is.
+	StreamLines(ctx context.Context, task TaskKey, fn func(Line) error) error
+
+	// PutTaskSummary inserts or replaces the summary of a task.
+	PutTaskSummary(ctx context.Context, s TaskSummary) error
+	// TaskSummary returns ErrNotFound for an unknown task.
+	TaskSummary(ctx context.Context, task TaskKey) (TaskSummary, error)
+	// ListTaskSummaries lists a project's summaries, newest TaskID first.
+	ListTaskSummaries(ctx context.Context, projectID int64, f SummaryFilter, offset, limit int) ([]TaskSummary, error)
+	// DeleteTask removes a task's lines, watermark and summary.
+	DeleteTask(ctx context.Context, task TaskKey) error
+
+	// AddEvent stores an event and returns its id; a zero Created is now.
+	AddEvent(ctx context.Context, e Event) (int64, error)
+	// Events lists events newest first. nil projectIDs means every project;
+	// an empty, non-nil slice means none (a user who may see no project).
+	Events(ctx context.Context, projectIDs []int64, limit int) ([]Event, error)
+
+	// Close releases the store; every later call returns ErrClosed.
+	Close() error
+}
+
+var (
+	// ErrNotFound is returned when a task summary does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrClosed is returned by every call on a closed store.
+	ErrClosed = errors.New("store is closed")
+	// ErrInvalid is returned for arguments no backend could honour
+	// (a Seq below 1, a negative offset, a limit below 1).
+	ErrInvalid = errors.New("invalid argument")
+)
+
+// Open opens the store a DSN names and creates or migrates its schema:
+//
+//	sqlite:///abs/path/file.db, or a plain file path  → SQLite
+//	postgres://… or postgresql://…                    → PostgreSQL
+func Open(ctx context.Context, dsn string) (Store, error) {
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return openPostgres(ctx, dsn)
+	case strings.HasPrefix(dsn, "sqlite://"):
+		return openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite://"))
+	case strings.Contains(dsn, "://"):
+		// Never echo the DSN: it may carry a password.
+		return nil, fmt.Errorf("store: unsupported DSN scheme %q (want sqlite:// or postgres://)", dsn[:strings.Index(dsn, "://")])
+	case dsn == "":
+		return nil, fmt.Errorf("store: empty DSN")
+	default:
+		return openSQLite(ctx, dsn)
+	}
+}

@@ -1,0 +1,287 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bastion-dev/bastion/internal/store"
+)
+
+var task = store.TaskKey{ProjectID: 1, TaskID: 1}
+
+func testAppendsAndPagesInOrder(t *testing.T, s store.Store) {
+	mustAppend(t, s, task, lines(1, 10))
+	mustAppend(t, s, task, lines(11, 25))
+	for _, p := range []struct{ offset, limit, from, to int }{
+		{0, 10, 1, 10}, {10, 10, 11, 20}, {20, 10, 21, 25}, {25, 10, 0, -1}, {100, 1, 0, -1}, {0, 1000, 1, 25},
+	} {
+		got, err := s.Lines(t.Context(), task, p.offset, p.limit)
+		if err != nil {
+			t.Fatalf("Lines(offset %d, limit %d): %v", p.offset, p.limit, err)
+		}
+		if got == nil {
+			t.Fatalf("Lines(offset %d, limit %d) = nil, want an empty slice (it becomes a JSON array)", p.offset, p.limit)
+		}
+		checkSeqs(t, got, seqRange(int64(p.from), int64(p.to))...)
+	}
+	checkLastSeq(t, s, task, 25)
+}
+
+func testIgnoresResentLines(t *testing.T, s store.Store) {
+	mustAppend(t, s, task, lines(1, 5))
+	// A runner that lost the ack for 3..5 resends them with 6..8. The first
+	// copy wins even if a resend differs, and a Seq repeated inside one
+	// batch counts once.
+	resend := lines(3, 8)
+	for i := range resend[:3] {
+		resend[i].Output = "changed"
+	}
+	resend = append(resend, line(7), line(8), line(6))
+	mustAppend(t, s, task, resend)
+	mustAppend(t, s, task, lines(1, 8))
+	checkSeqs(t, allLines(t, s, task), seqRange(1, 8)...)
+	checkLastSeq(t, s, task, 8)
+}
+
+func testSortsOutOfOrderBatches(t *testing.T, s store.Store) {
+	mustAppend(t, s, task, lines(6, 10))
+	mustAppend(t, s, task, []store.Line{line(3), line(1), line(5), line(2), line(4)})
+	checkSeqs(t, allLines(t, s, task), seqRange(1, 10)...)
+	got, err := s.Lines(t.Context(), task, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSeqs(t, got, seqRange(1, 10)...)
+	checkLastSeq(t, s, task, 10)
+}
+
+func testLastSeqStopsAtAGap(t *testing.T, s store.Store) {
+	checkLastSeq(t, s, task, 0)
+	mustAppend(t, s, task, []store.Line{line(1), line(2), line(3), line(5)})
+	checkLastSeq(t, s, task, 3)
+	mustAppend(t, s, task, lines(7, 9)) // a second gap, at 6
+	checkLastSeq(t, s, task, 3)
+	mustAppend(t, s, task, []store.Line{line(4)}) // fills the first gap only
+	checkLastSeq(t, s, task, 5)
+	mustAppend(t, s, task, []store.Line{line(6), line(10)}) // joins the run 7..9 and extends it
+	checkLastSeq(t, s, task, 10)
+	checkSeqs(t, allLines(t, s, task), seqRange(1, 10)...)
+	// A gap at the very start: nothing is contiguous until 1 arrives.
+	other := store.TaskKey{ProjectID: 1, TaskID: 2}
+	mustAppend(t, s, other, lines(2, 4))
+	checkLastSeq(t, s, other, 0)
+	mustAppend(t, s, other, lines(1, 1))
+	checkLastSeq(t, s, other, 4)
+}
+
+func testPagesAcrossAGap(t *testing.T, s store.Store) {
+	mustAppend(t, s, task, []store.Line{line(1), line(2), line(3), line(5), line(6), line(9)})
+	// The offset counts stored lines, so it does not matter that 4, 7 and
+	// 8 are missing.
+	for _, p := range []struct {
+		offset, limit int
+		want          []int64
+	}{
+		{0, 2, []int64{1, 2}}, {2, 2, []int64{3, 5}}, {3, 10, []int64{5, 6, 9}}, {4, 1, []int64{6}}, {5, 5, []int64{9}}, {6, 5, nil},
+	} {
+		got, err := s.Lines(t.Context(), task, p.offset, p.limit)
+		if err != nil {
+			t.Fatalf("Lines(offset %d, limit %d): %v", p.offset, p.limit, err)
+		}
+		checkSeqs(t, got, p.want...)
+	}
+}
+
+func testRefusesInvalidArguments(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if err := s.AppendLines(ctx, task, nil); err != nil {
+		t.Fatalf("AppendLines with no lines: %v", err)
+	}
+	checkErrIs(t, "AppendLines with seq 0", s.AppendLines(ctx, task, []store.Line{line(1), {Seq: 0}}), store.ErrInvalid)
+	checkLastSeq(t, s, task, 0) // the whole batch was refused
+	_, err := s.Lines(ctx, task, -1, 10)
+	checkErrIs(t, "Lines with offset -1", err, store.ErrInvalid)
+	_, err = s.Lines(ctx, task, 0, 0)
+	checkErrIs(t, "Lines with limit 0", err, store.ErrInvalid)
+	_, err = s.ListTaskSummaries(ctx, 1, store.SummaryFilter{}, 0, -1)
+	checkErrIs(t, "ListTaskSummaries with limit -1", err, store.ErrInvalid)
+	_, err = s.Events(ctx, nil, 0)
+	checkErrIs(t, "Events with limit 0", err, store.ErrInvalid)
+	checkErrIs(t, "PutTaskSummary without ids", s.PutTaskSummary(ctx, store.TaskSummary{}), store.ErrInvalid)
+}
+
+func testKeepsTasksApart(t *testing.T, s store.Store) {
+	// Task ids are per project: project 2's task 1 is another task.
+	a, b := store.TaskKey{ProjectID: 1, TaskID: 1}, store.TaskKey{ProjectID: 2, TaskID: 1}
+	mustAppend(t, s, a, lines(1, 3))
+	mustAppend(t, s, b, lines(1, 5))
+	checkSeqs(t, allLines(t, s, a), 1, 2, 3)
+	checkSeqs(t, allLines(t, s, b), 1, 2, 3, 4, 5)
+	checkLastSeq(t, s, a, 3)
+	checkLastSeq(t, s, b, 5)
+	checkSeqs(t, allLines(t, s, store.TaskKey{ProjectID: 3, TaskID: 1}))
+}
+
+func testStreamsManyLines(t *testing.T, s store.Store) {
+	const n, batch = 100_000, 5_000
+	pad := strings.Repeat("x", 512)
+	text := func(seq int64) string { return fmt.Sprintf("%d %s", seq, pad) }
+	for from := int64(1); from <= n; from += batch {
+		ls := make([]store.Line, 0, batch)
+		for seq := from; seq < from+batch; seq++ {
+			ls = append(ls, store.Line{Seq: seq, Time: base, Output: text(seq)})
+		}
+		mustAppend(t, s, task, ls)
+	}
+	// About 50 MiB of output. The live heap is sampled after a collection,
+	// so garbage does not count: a store that read everything before
+	// calling back would show all of it; a paging store shows one page.
+	const allowance = 16 << 20
+	var ms runtime.MemStats
+	liveHeap := func() uint64 { runtime.GC(); runtime.ReadMemStats(&ms); return ms.HeapAlloc }
+	baseline := liveHeap()
+	peak := baseline
+	var count int64
+	err := s.StreamLines(t.Context(), task, func(l store.Line) error {
+		count++
+		if l.Seq != count || l.Output != text(count) {
+			return fmt.Errorf("line %d: got seq %d %.20q", count, l.Seq, l.Output)
+		}
+		if count%10_000 == 0 {
+			peak = max(peak, liveHeap())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count != n {
+		t.Fatalf("streamed %d lines, want %d", count, n)
+	}
+	if grew := int64(peak) - int64(baseline); grew > allowance {
+		t.Fatalf("the live heap grew by %d MiB while streaming ~50 MiB of output, want < %d MiB: lines are being held", grew>>20, allowance>>20)
+	}
+	checkLastSeq(t, s, task, n)
+}
+
+func testStopsStreamingOnError(t *testing.T, s store.Store) {
+	mustAppend(t, s, task, lines(1, 3000))
+	stop := errors.New("client went away")
+	calls := 0
+	err := s.StreamLines(t.Context(), task, func(l store.Line) error {
+		calls++
+		if l.Seq == 1500 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || calls != 1500 {
+		t.Fatalf("StreamLines returned %v after %d calls, want the callback's error after 1500", err, calls)
+	}
+}
+
+func testConcurrentTasks(t *testing.T, s store.Store) {
+	const writers, batches, per = 8, 20, 250
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for g := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := store.TaskKey{ProjectID: 1, TaskID: int64(100 + g)}
+			for b := range int64(batches) {
+				if err := s.AppendLines(t.Context(), key, lines(b*per+1, (b+1)*per)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for g := range writers {
+		key := store.TaskKey{ProjectID: 1, TaskID: int64(100 + g)}
+		checkSeqs(t, allLines(t, s, key), seqRange(1, batches*per)...)
+		checkLastSeq(t, s, key, batches*per)
+	}
+}
+
+func testConcurrentResends(t *testing.T, s store.Store) {
+	// Several connections of one runner (an old one not yet noticed dead,
+	// a new one resuming) send overlapping ranges of the same task.
+	const writers, n, step, width = 6, 3000, 200, 500
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for g := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for from := int64(1 + g*37%step); from <= n; from += step {
+				if err := s.AppendLines(t.Context(), task, lines(from, min(from+width, n))); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, task, lines(1, 10)) // the writers may all have started past 1
+	checkSeqs(t, allLines(t, s, task), seqRange(1, n)...)
+	checkLastSeq(t, s, task, n)
+}
+
+func testRoundTripsContent(t *testing.T, s store.Store) {
+	mib := strings.Repeat("0123456789abcdéf🚀", 1<<20/20)
+	outputs := []string{
+		"héllo wörld", "日本語のテキスト", "emoji 🚀🔥👩‍👩‍👧", "RTL עברית العربية", "combining e\u0301",
+		"", " leading and trailing spaces ", "tab\there", "carriage\rreturn", "\x1b[31mred\x1b[0m ansi",
+		mib, mib[:len(mib)-1] + "x",
+		"not utf-8: \xff\xfe", "nul \x00 byte", `quotes ' " \ and ; DROP TABLE task_lines; --`,
+	}
+	var in []store.Line
+	for i, o := range outputs {
+		in = append(in, store.Line{Seq: int64(i + 1), Time: base, Output: o})
+	}
+	mustAppend(t, s, task, in)
+	got := allLines(t, s, task)
+	if len(got) != len(outputs) {
+		t.Fatalf("got %d lines, want %d", len(got), len(outputs))
+	}
+	for i, o := range outputs {
+		if got[i].Output != o {
+			t.Errorf("line %d: got %d bytes %.40q, want %d bytes %.40q", i+1, len(got[i].Output), got[i].Output, len(o), o)
+		}
+	}
+	paged, err := s.Lines(t.Context(), task, 10, 1)
+	if err != nil || len(paged) != 1 || paged[0].Output != mib {
+		t.Fatalf("Lines(10, 1) did not return the 1 MiB line: %v", err)
+	}
+}
+
+func testKeepsTimes(t *testing.T, s store.Store) {
+	local := time.FixedZone("UTC+5", 5*3600)
+	times := []time.Time{base, base.In(local), {}, time.Date(1970, 1, 1, 0, 0, 0, 999, time.UTC), time.Now()}
+	var in []store.Line
+	for i, tm := range times {
+		in = append(in, store.Line{Seq: int64(i + 1), Time: tm, Output: "t"})
+	}
+	mustAppend(t, s, task, in)
+	for i, l := range allLines(t, s, task) {
+		want := times[i].Truncate(time.Microsecond)
+		if !l.Time.Equal(want) || l.Time.Location() != time.UTC {
+			t.Errorf("line %d: time %s, want %s in UTC", l.Seq, l.Time.Format(time.RFC3339Nano), want.UTC().Format(time.RFC3339Nano))
+		}
+	}
+}
