@@ -30,7 +30,10 @@ func mustOpen(t testing.TB, dsn string) store.Store {
 
 func TestSQLite(t *testing.T) { storetest.Run(t, openSQLite) }
 
-func TestPostgres(t *testing.T) { storetest.Run(t, openPostgres) }
+func TestPostgres(t *testing.T) {
+	store.PostgresServer(t) // without PostgreSQL, fail once here rather than in every case
+	storetest.Run(t, openPostgres)
+}
 
 func BenchmarkAppendLines(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) { storetest.BenchmarkAppendLines(b, openSQLite) })

@@ -66,9 +66,25 @@ func Start() (*Server, error) {
 	return s, nil
 }
 
-// findBin finds the directory holding initdb and postgres: $PATH first,
-// then Debian's /usr/lib/postgresql/<version>/bin, newest version first.
+// BinDirEnv names a directory holding initdb and postgres, for machines
+// where they are neither in $PATH nor where Debian puts them.
+const BinDirEnv = "PGTEST_BIN_DIR"
+
+var errNotInstalled = errors.New("pgtest: PostgreSQL binaries (initdb, postgres) not found in $" + BinDirEnv +
+	", $PATH or /usr/lib/postgresql/*/bin: run `apt-get install postgresql` (.ci/run installs it)")
+
+// findBin finds the directory holding initdb and postgres: $PGTEST_BIN_DIR
+// if set, else $PATH, else Debian's /usr/lib/postgresql/<version>/bin,
+// newest version first.
 func findBin() (string, error) {
+	if d := os.Getenv(BinDirEnv); d != "" {
+		for _, name := range []string{"initdb", "postgres"} {
+			if _, err := os.Stat(filepath.Join(d, name)); err != nil {
+				return "", fmt.Errorf("%w (%s)", errNotInstalled, err)
+			}
+		}
+		return d, nil
+	}
 	if p, err := exec.LookPath("initdb"); err == nil {
 		if _, err := os.Stat(filepath.Join(filepath.Dir(p), "postgres")); err == nil {
 			return filepath.Dir(p), nil
@@ -81,8 +97,7 @@ func findBin() (string, error) {
 			return d, nil
 		}
 	}
-	return "", errors.New("pgtest: PostgreSQL binaries (initdb, postgres) not found in $PATH or /usr/lib/postgresql/*/bin: " +
-		"run `apt-get install postgresql` (.ci/run installs it)")
+	return "", errNotInstalled
 }
 
 func version(binDir string) int {
