@@ -10,11 +10,15 @@ SHELL := /usr/bin/env bash -o pipefail
 K8S_VERSION ?= v1.37.1
 ETCD_VERSION ?= v3.6.16
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
+# Terraform for the runner's tests, built from the Go module proxy.
+TERRAFORM_VERSION ?= v1.5.7
 GOTESTSUM_VERSION ?= v1.13.0
 
 ENVTEST_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bastion/envtest
 ENVTEST_ASSETS := $(ENVTEST_CACHE)/k8s-$(K8S_VERSION:v%=%)-etcd-$(ETCD_VERSION:v%=%)-linux-amd64
 export KUBEBUILDER_ASSETS := $(ENVTEST_ASSETS)
+TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bastion/tools
+TERRAFORM := $(TOOLS_CACHE)/terraform-$(TERRAFORM_VERSION:v%=%)/terraform
 
 LOCALBIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
@@ -55,6 +59,16 @@ envtest-assets: $(ENVTEST_ASSETS)/kube-apiserver ## Build etcd, kube-apiserver a
 $(ENVTEST_ASSETS)/kube-apiserver:
 	hack/envtest-assets.sh $(K8S_VERSION) $(ETCD_VERSION) $(ENVTEST_ASSETS)
 
+.PHONY: terraform
+terraform: $(TERRAFORM) ## Build terraform for the runner's tests (cached outside the repo).
+
+# Built into a temporary directory and moved into place, so an interrupted
+# build never looks finished.
+$(TERRAFORM):
+	rm -rf $(@D).tmp && mkdir -p $(@D).tmp
+	GOBIN=$(@D).tmp CGO_ENABLED=0 go install github.com/hashicorp/terraform@$(TERRAFORM_VERSION)
+	rm -rf $(@D) && mv $(@D).tmp $(@D)
+
 ##@ Build
 .PHONY: build
 build: $(BASTION) ## Build bin/bastion with the console embedded.
@@ -81,8 +95,8 @@ vet: ## go vet, and gofmt must have nothing to say.
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt -w these files: $$unformatted"; exit 1; fi
 
 .PHONY: test-go
-test-go: envtest-assets console/dist/index.html $(GOTESTSUM) $(BASTION) ## Go unit, envtest and end-to-end tests.
-	BASTION_BIN=$(BASTION) $(GOTESTSUM) --format testname -- -count=1 ./...
+test-go: envtest-assets $(TERRAFORM) console/dist/index.html $(GOTESTSUM) $(BASTION) ## Go unit, envtest and end-to-end tests.
+	PATH="$(dir $(TERRAFORM)):$$PATH" BASTION_BIN=$(BASTION) $(GOTESTSUM) --format testname -- -count=1 ./...
 
 .PHONY: test-console
 test-console: console/node_modules/.package-lock.json ## Console type check and Vitest.

@@ -15,9 +15,6 @@ func (t *taskRun) command(checkout string) (process, error) {
 		return t.ansible(checkout)
 	case "bash":
 		return t.bash(checkout)
-	case "terraform", "tofu":
-		// Plan, confirm and apply need the two-way stream to the manager.
-		return process{}, fmt.Errorf("%s tasks are not supported by this version of the runner yet", t.in.Spec.App)
 	default:
 		return process{}, fmt.Errorf("unknown app %q", t.in.Spec.App)
 	}

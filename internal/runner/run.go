@@ -61,6 +61,11 @@ func Run(ctx context.Context, in *Inputs, workDir string, sink Sink) Result {
 	if c, ok := sink.(CommitSink); ok {
 		c.SetCommit(res.CommitHash, res.CommitMessage)
 	}
+	if app := t.in.Spec.App; app == "terraform" || app == "tofu" {
+		// Several steps, with a confirmation between plan and apply.
+		res.ExitCode, res.Err = t.terraform(ctx, checkout, sink)
+		return res
+	}
 	cmd, err := t.command(checkout)
 	if err != nil {
 		res.Err = err

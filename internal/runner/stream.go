@@ -32,6 +32,7 @@ type Streamer struct {
 	MaxBatch   int
 
 	mu         sync.Mutex
+	confirmed  chan struct{}   // closed when a reply carries the confirmation
 	pending    []runproto.Line // not yet acknowledged, in order
 	nextSeq    int64
 	phase      string
@@ -50,7 +51,17 @@ func NewStreamer(managerURL, namespace, task, token string, echo io.Writer) *Str
 	return &Streamer{
 		URL: strings.TrimRight(managerURL, "/") + runproto.EventsPath(namespace, task), Token: token, Echo: echo,
 		Client: &http.Client{Timeout: 30 * time.Second}, FlushEvery: 20 * time.Millisecond,
-		Heartbeat: time.Second, MaxBatch: 1000,
+		Heartbeat: time.Second, MaxBatch: 1000, confirmed: make(chan struct{}),
+	}
+}
+
+// WaitConfirmation waits until a reply carries the user's confirmation.
+func (s *Streamer) WaitConfirmation(ctx context.Context) error {
+	select {
+	case <-s.confirmed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -197,6 +208,13 @@ func (s *Streamer) send(ctx context.Context) error {
 	}
 	if batch.Exit != nil && len(s.pending) == 0 {
 		s.exitAcked = true
+	}
+	if reply.Confirm {
+		select {
+		case <-s.confirmed:
+		default:
+			close(s.confirmed)
+		}
 	}
 	s.mu.Unlock()
 	if s.OnReply != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -40,6 +41,14 @@ func openSQLite(ctx context.Context, path string) (Store, error) {
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
 	}
 	s := &sqliteStore{path: abs}
+	// Output can hold a secret the runner failed to mask: only the
+	// manager's user may read the file. SQLite gives the -wal and -shm
+	// files the database file's mode, so creating it 0600 covers all three.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, s.fail("create", err)
+	}
+	f.Close()
 	// synchronous=FULL: a commit is on disk before AppendLines returns, and
 	// the manager acknowledges lines to the runner only then, so a power
 	// loss cannot lose acknowledged lines. Batching keeps that to one fsync

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,7 +74,13 @@ func TestOpen_refusesUnknownDSNsWithoutEchoingThem(t *testing.T) {
 }
 
 func TestSQLite_reopensWithDataAndSchemaKept(t *testing.T) {
-	testReopen(t, "sqlite://"+filepath.Join(t.TempDir(), "bastion.db"))
+	path := filepath.Join(t.TempDir(), "bastion.db")
+	testReopen(t, "sqlite://"+path)
+	for _, f := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, %v; want mode 0600 (output may hold secrets)", f, fi.Mode(), err)
+		}
+	}
 }
 
 func TestPostgres_reopensWithDataAndSchemaKept(t *testing.T) {

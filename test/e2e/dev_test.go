@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -469,4 +470,70 @@ func containsLine(lines []string, part string) bool {
 		}
 	}
 	return false
+}
+
+// Terraform under bastion dev: the plan's changes put the task in
+// waiting_confirmation through the runner's stream; a confirmation given
+// with kubectl reaches the runner, which applies.
+func TestDev_terraformWaitsForConfirmationAndApplies(t *testing.T) {
+	if _, err := exec.LookPath("terraform"); err != nil {
+		t.Fatal("terraform is not in PATH: `make test` puts the one `make terraform` builds there")
+	}
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("main.tf", `resource "terraform_data" "hello" {
+  input = "bastion"
+}
+`, false)
+
+	dev := startDev(t, t.TempDir())
+	dev.waitReady()
+	kubeconfig := dev.bannerValue("kubeconfig")
+	if out, err := kubectl(t, kubeconfig, localTaskYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	eventually(t, 20*time.Second, "project namespace", func() error {
+		_, err := kubectl(t, kubeconfig, "", "get", "namespace", "bastion-local")
+		return err
+	})
+	objects := strings.ReplaceAll(localTaskObjects, "REPO", repo.Path)
+	objects = objects[:strings.Index(objects, "---\napiVersion: automation.bastion.dev/v1alpha1\nkind: Template")]
+	objects += `---
+apiVersion: automation.bastion.dev/v1alpha1
+kind: Template
+metadata: {name: infra, namespace: bastion-local}
+spec:
+  displayName: Infra
+  app: terraform
+  playbook: .
+  repositoryRef: {name: code}
+  environmentRef: {name: empty}
+---
+apiVersion: automation.bastion.dev/v1alpha1
+kind: Task
+metadata: {name: infra-1, namespace: bastion-local}
+spec:
+  templateRef: {name: infra}
+`
+	if out, err := kubectl(t, kubeconfig, objects, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	status := func() string {
+		out, _ := kubectl(t, kubeconfig, "", "get", "task", "infra-1", "-n", "bastion-local", "-o", "jsonpath={.status.status}|{.status.message}")
+		return out
+	}
+	eventually(t, 90*time.Second, "waiting for confirmation", func() error {
+		if got := status(); got != "waiting_confirmation|" {
+			return fmt.Errorf("infra-1 is %q", got)
+		}
+		return nil
+	})
+	if out, err := kubectl(t, kubeconfig, "", "patch", "task", "infra-1", "-n", "bastion-local", "--type=merge", "-p", `{"spec":{"confirmed":true}}`); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	eventually(t, 90*time.Second, "applied", func() error {
+		if got := status(); got != "success|" {
+			return fmt.Errorf("infra-1 is %q", got)
+		}
+		return nil
+	})
 }

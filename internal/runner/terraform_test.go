@@ -1,0 +1,153 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bastion-dev/bastion/internal/gitremote/gittest"
+	"github.com/bastion-dev/bastion/internal/runproto"
+	"github.com/bastion-dev/bastion/internal/runspec"
+)
+
+// confirmingSink collects lines and plays the user: it records phases and
+// confirms (or not) when asked.
+type confirmingSink struct {
+	collector
+	mu      sync.Mutex
+	phases  []string
+	confirm chan struct{}
+}
+
+func (c *confirmingSink) SetPhase(p string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.phases = append(c.phases, p)
+}
+
+func (c *confirmingSink) WaitConfirmation(ctx context.Context) error {
+	select {
+	case <-c.confirm:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func needTerraform(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("terraform"); err != nil {
+		t.Fatal("terraform is not in PATH: `make test` puts the one `make terraform` builds there")
+	}
+}
+
+// terraformRepo is a configuration with one terraform_data resource (no
+// provider to download) whose state lives in stateDir across runs, as a
+// remote backend would keep it.
+func terraformRepo(t *testing.T, stateDir string) *gittest.Repo {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("infra/main.tf", fmt.Sprintf(`terraform {
+  backend "local" {
+    path = %q
+  }
+}
+variable "greeting" {
+  type    = string
+  default = "none"
+}
+resource "terraform_data" "hello" {
+  input = var.greeting
+}
+output "greeting" {
+  value = terraform_data.hello.output
+}
+`, filepath.Join(stateDir, "terraform.tfstate")), false)
+	return repo
+}
+
+func terraformRun(t *testing.T, repo *gittest.Repo, sink Sink, ctx context.Context, mutate func(*runspec.Spec)) Result {
+	t.Helper()
+	spec := runspec.Spec{App: "terraform", Playbook: "infra", Repository: runspec.Repository{URL: repo.Path},
+		ExtraVars: []byte(`{"greeting":"hello-terraform"}`)}
+	if mutate != nil {
+		mutate(&spec)
+	}
+	return Run(ctx, newInputs(t, spec, nil), filepath.Join(t.TempDir(), "work"), sink)
+}
+
+func TestTerraform_plansWaitsForConfirmationAppliesAndThenHasNoChanges(t *testing.T) {
+	needTerraform(t)
+	repo := terraformRepo(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	first := &confirmingSink{confirm: make(chan struct{})}
+	done := make(chan Result, 1)
+	go func() { done <- terraformRun(t, repo, first, ctx, nil) }()
+	waitFor(t, func() bool {
+		first.mu.Lock()
+		defer first.mu.Unlock()
+		return len(first.phases) > 0 && first.phases[0] == runproto.PhaseWaitingConfirmation
+	})
+	if contains(first.all(), "Apply complete") {
+		t.Fatal("applied before the confirmation")
+	}
+	close(first.confirm)
+	res := <-done
+	if !res.Succeeded() || !contains(first.all(), "Apply complete! Resources: 1 added") || !contains(first.all(), `greeting = "hello-terraform"`) {
+		t.Fatalf("%+v\n%s", res, strings.Join(first.all(), "\n"))
+	}
+
+	// Nothing changed since: success without asking.
+	second := &confirmingSink{confirm: make(chan struct{})}
+	res = terraformRun(t, repo, second, ctx, nil)
+	if !res.Succeeded() || !contains(second.all(), "No changes.") || len(second.phases) != 0 {
+		t.Fatalf("second run %+v, phases %v\n%s", res, second.phases, strings.Join(second.all(), "\n"))
+	}
+}
+
+func TestTerraform_stopWhileWaitingAbortsWithoutApplying(t *testing.T) {
+	needTerraform(t)
+	repo := terraformRepo(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	sink := &confirmingSink{confirm: make(chan struct{})}
+	done := make(chan Result, 1)
+	go func() { done <- terraformRun(t, repo, sink, ctx, nil) }()
+	waitFor(t, func() bool {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		return len(sink.phases) > 0
+	})
+	cancel() // the user stopped the task
+	res := <-done
+	if res.Err == nil || !errors.Is(res.Err, context.Canceled) || contains(sink.all(), "Apply complete") {
+		t.Fatalf("%+v\n%s", res, strings.Join(sink.all(), "\n"))
+	}
+}
+
+func TestTerraform_dryRunIsThePlanAlone(t *testing.T) {
+	needTerraform(t)
+	repo := terraformRepo(t, t.TempDir())
+	sink := &confirmingSink{confirm: make(chan struct{})}
+	res := terraformRun(t, repo, sink, context.Background(), func(s *runspec.Spec) { s.DryRun = true })
+	if !res.Succeeded() || len(sink.phases) != 0 || contains(sink.all(), "Apply complete") || !contains(sink.all(), "Plan: 1 to add") {
+		t.Fatalf("%+v %v\n%s", res, sink.phases, strings.Join(sink.all(), "\n"))
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
