@@ -30,6 +30,7 @@ type devOptions struct {
 	listen    string
 	dataDir   string
 	assetsDir string
+	runnerURL string
 }
 
 func defaultDataDir() string {
@@ -59,6 +60,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opts.listen, "listen", "127.0.0.1:3000", "address of the API and the console")
 	fs.StringVar(&opts.dataDir, "data-dir", defaultDataDir(), "directory for etcd data, logs and the kubeconfig")
 	fs.StringVar(&opts.assetsDir, "assets", defaultAssetsDir(), "directory with the etcd and kube-apiserver binaries (make envtest-assets)")
+	fs.StringVar(&opts.runnerURL, "runner-url", "", "URL runners reach the manager at (default: the --listen address)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -123,7 +125,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	mgr, err := newManager(cp.Config, ln, managerOptions{
-		PublicURL: publicURL, MetricsAddr: "0", ProbeAddr: "0", Namespace: devNamespace,
+		PublicURL: publicURL, RunnerURL: opts.runnerURL, MetricsAddr: "0", ProbeAddr: "0", Namespace: devNamespace,
 		Launcher: &launch.LocalLauncher{Client: direct, BaseDir: runs},
 		StoreDSN: "sqlite://" + filepath.Join(dataDir, "bastion.db"),
 	})

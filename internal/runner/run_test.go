@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +268,36 @@ func TestRun_aFastScriptLosesNoOutput(t *testing.T) {
 	}
 	if len(got) != 5000 || got[0] != "n=1" || got[4999] != "n=5000" {
 		t.Fatalf("%d lines of the script's 5000", len(got))
+	}
+}
+
+// countNumbers counts lines that are just the numbers 1..n in order (a
+// list printed one element a line, as ansible and terraform print them).
+func countNumbers(lines []string, n int) (int, bool) {
+	next := 1
+	for _, l := range lines {
+		v := strings.TrimSuffix(strings.TrimSpace(l), ",")
+		if v == strconv.Itoa(next) {
+			next++
+		}
+	}
+	return next - 1, next-1 == n
+}
+
+// The exit race through ansible: a play that prints 3,000 lines at once
+// and ends.
+func TestRun_ansibleLosesNoOutputAtExit(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", `- hosts: all
+  gather_facts: false
+  tasks:
+    - debug:
+        msg: "{{ range(1, 3001) | list }}"
+`, false)
+	in := newInputs(t, runspec.Spec{App: "ansible", Playbook: "site.yml", Repository: runspec.Repository{URL: repo.Path},
+		Inventory: &runspec.Inventory{Type: "static", Content: "localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"}}, nil)
+	res, out := runTask(t, in)
+	if got, ok := countNumbers(out, 3000); !res.Succeeded() || !ok {
+		t.Fatalf("%+v: %d of 3000 numbers", res, got)
 	}
 }

@@ -151,3 +151,27 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// The exit race through terraform: apply prints a 3,000-element output and
+// exits at once.
+func TestTerraform_losesNoOutputAtExit(t *testing.T) {
+	needTerraform(t)
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("main.tf", "output \"numbers\" {\n  value = concat(range(1, 1001), range(1001, 2001), range(2001, 3001))\n}\n", false)
+	sink := &confirmingSink{confirm: make(chan struct{})}
+	close(sink.confirm)
+	res := Run(context.Background(), newInputs(t, runspec.Spec{App: "terraform", Repository: runspec.Repository{URL: repo.Path}}, nil),
+		filepath.Join(t.TempDir(), "work"), sink)
+	if got, ok := countNumbers(sink.all()[indexOf(sink.all(), "Apply complete"):], 3000); !res.Succeeded() || !ok {
+		t.Fatalf("%+v: %d of 3000 numbers after the apply", res, got)
+	}
+}
+
+func indexOf(lines []string, part string) int {
+	for i, l := range lines {
+		if strings.Contains(l, part) {
+			return i
+		}
+	}
+	return len(lines)
+}

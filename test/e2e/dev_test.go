@@ -452,13 +452,13 @@ func storedOutput(t *testing.T, dbPath, projectID, taskID string) []string {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	lines, err := s.Lines(context.Background(), store.TaskKey{ProjectID: pid, TaskID: tid}, 0, 10000)
+	var out []string
+	err = s.StreamLines(context.Background(), store.TaskKey{ProjectID: pid, TaskID: tid}, func(l store.Line) error {
+		out = append(out, l.Output)
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = l.Output
 	}
 	return out
 }
@@ -536,4 +536,59 @@ spec:
 		}
 		return nil
 	})
+}
+
+// The runner's connection to the manager is cut again and again while a
+// script floods its output: the store ends with exactly the printed lines,
+// none lost, none twice, in order.
+func TestDev_cutConnectionsLoseAndDuplicateNoLine(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("hello.sh", "#!/bin/bash\nfor i in $(seq 1 20000); do echo \"line $i\"; done\n", true)
+
+	port := freePort(t)
+	proxy := startCuttingProxy(t, fmt.Sprintf("127.0.0.1:%d", port), 50)
+	dataDir := t.TempDir()
+	dev := startDevOnPort(t, dataDir, port, "--runner-url", proxy.URL())
+	dev.waitReady()
+	kubeconfig := dev.bannerValue("kubeconfig")
+	if out, err := kubectl(t, kubeconfig, localTaskYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	eventually(t, 20*time.Second, "project namespace", func() error {
+		_, err := kubectl(t, kubeconfig, "", "get", "namespace", "bastion-local")
+		return err
+	})
+	objects := strings.ReplaceAll(localTaskObjects, "REPO", repo.Path)
+	objects = objects[:strings.Index(objects, "---\napiVersion: automation.bastion.dev/v1alpha1\nkind: Template\nmetadata: {name: broken")]
+	objects += "---\napiVersion: automation.bastion.dev/v1alpha1\nkind: Task\nmetadata: {name: flood-1, namespace: bastion-local}\nspec:\n  templateRef: {name: hello}\n"
+	if out, err := kubectl(t, kubeconfig, objects, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	eventually(t, 120*time.Second, "flood-1 succeeded", func() error {
+		out, _ := kubectl(t, kubeconfig, "", "get", "task", "flood-1", "-n", "bastion-local", "-o", "jsonpath={.status.status}")
+		if out != "success" {
+			return fmt.Errorf("flood-1 is %q", out)
+		}
+		return nil
+	})
+	if proxy.cut.Load() == 0 {
+		t.Fatal("the proxy cut no connection: the test proved nothing")
+	}
+	taskID, _ := kubectl(t, kubeconfig, "", "get", "task", "flood-1", "-n", "bastion-local", "-o", "jsonpath={.metadata.labels.automation\\.bastion\\.dev/id}")
+	projectID, _ := kubectl(t, kubeconfig, "", "get", "project", "local", "-o", "jsonpath={.metadata.labels.automation\\.bastion\\.dev/id}")
+	var printed []string
+	for _, l := range storedOutput(t, filepath.Join(dataDir, "bastion.db"), projectID, taskID) {
+		if strings.HasPrefix(l, "line ") {
+			printed = append(printed, l)
+		}
+	}
+	if len(printed) != 20000 {
+		t.Fatalf("%d script lines stored, want 20000 (%d connections cut)", len(printed), proxy.cut.Load())
+	}
+	for i, l := range printed {
+		if l != fmt.Sprintf("line %d", i+1) {
+			t.Fatalf("stored line %d is %q", i+1, l)
+		}
+	}
+	t.Logf("%d of %d runner connections were cut", proxy.cut.Load(), proxy.count.Load())
 }

@@ -104,8 +104,13 @@ func freePort(t *testing.T) int {
 // startDev starts `bastion dev` with extra arguments; it does not wait.
 func startDev(t *testing.T, dataDir string, args ...string) *devProcess {
 	t.Helper()
+	return startDevOnPort(t, dataDir, freePort(t), args...)
+}
+
+// startDevOnPort starts `bastion dev` listening on port.
+func startDevOnPort(t *testing.T, dataDir string, port int, args ...string) *devProcess {
+	t.Helper()
 	p := &devProcess{t: t, dataDir: dataDir, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
-	port := freePort(t)
 	p.url = fmt.Sprintf("http://127.0.0.1:%d", port)
 	all := append([]string{"dev", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--data-dir", dataDir, "--assets", assetsDir}, args...)
 	p.cmd = exec.Command(bastionBin, all...)
