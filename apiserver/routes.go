@@ -19,7 +19,7 @@ func (s *Server) apiRoutes() chi.Router {
 		r.Mount("/runner", newRunnerEvents(s.opts).routes())
 	}
 	if s.opts.Hub != nil && s.opts.WSAuth != nil {
-		r.Method(http.MethodGet, "/ws", WSHandler(s.opts.Hub, s.opts.WSAuth, WSOptions{}))
+		r.Method(http.MethodGet, "/ws", WSHandler(s.opts.Hub, s.opts.WSAuth, s.opts.WS))
 	}
 
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

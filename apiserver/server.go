@@ -27,6 +27,8 @@ type Options struct {
 	// set, so the websocket is never mounted without authentication.
 	Hub    *hub.Hub
 	WSAuth WSAuth
+	// WS tunes /api/ws; the zero value is the production setting.
+	WS WSOptions
 	// Client (cached) and Reader (uncached) reach the cluster; Store keeps
 	// task output. With all three set, runners can report to /api/runner.
 	Client client.Client

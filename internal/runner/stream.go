@@ -118,13 +118,19 @@ func (s *Streamer) Run(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	timer := time.NewTimer(s.FlushEvery)
 	defer timer.Stop()
+	backlog := false
 	for {
-		select {
-		case <-ctx.Done():
+		if !backlog {
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			case <-s.wake:
+			}
+		} else if ctx.Err() != nil {
 			return
-		case <-timer.C:
-		case <-s.wake:
 		}
+		backlog = false
 		if !s.due() {
 			timer.Reset(s.FlushEvery)
 			continue
@@ -141,6 +147,9 @@ func (s *Streamer) Run(ctx context.Context) {
 		if s.finished() {
 			return
 		}
+		// Lines that queued up while this batch travelled go at once: the
+		// flush interval is for a trickle, not a backlog.
+		backlog = s.queued() > 0
 		timer.Reset(s.FlushEvery)
 	}
 }
@@ -221,6 +230,12 @@ func (s *Streamer) send(ctx context.Context) error {
 		s.OnReply(reply)
 	}
 	return nil
+}
+
+func (s *Streamer) queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending)
 }
 
 func (s *Streamer) finished() bool {
