@@ -18,6 +18,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/store"
 )
 
 // Options configure the reconcilers.
@@ -38,6 +39,9 @@ type Options struct {
 	Launcher launch.Launcher
 	// GlobalMaxParallelTasks caps running tasks across projects; 0 = none.
 	GlobalMaxParallelTasks int
+	// Store keeps task summaries (and output); finished tasks are saved
+	// there before retention may delete them.
+	Store store.Store
 	// TaskKeepLast is how many finished tasks of a template are kept as
 	// objects unless the template says otherwise (0 = DefaultTaskKeepLast).
 	TaskKeepLast int
@@ -66,7 +70,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	tasks := &TaskReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), IDs: alloc, Launcher: opts.Launcher,
 		GlobalMaxParallel: opts.GlobalMaxParallelTasks, ManagerURL: opts.ManagerURL,
-		KeepLast: opts.TaskKeepLast,
+		KeepLast: opts.TaskKeepLast, Store: opts.Store,
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &bastionv1.Task{}, TaskTemplateField, indexTaskTemplate); err != nil {
 		return err

@@ -26,6 +26,7 @@ import (
 	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/controlplane"
+	"github.com/bastion-dev/bastion/internal/store"
 )
 
 // suiteOptions configure the reconcilers under test.
@@ -33,6 +34,9 @@ var suiteOptions = controllers.Options{ManagerNamespace: "bastion-system", Clock
 
 // suiteClock is the reconcilers' clock: tests step it instead of waiting.
 var suiteClock = clocktesting.NewFakeClock(time.Now())
+
+// suiteStore is the output store the reconcilers write summaries to.
+var suiteStore store.Store
 
 // k8sClient talks to the suite's real kube-apiserver, with the reconcilers
 // running against it in the background.
@@ -99,6 +103,15 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 	if err != nil {
 		return nil, err
 	}
+	// A real SQLite store keeps finished tasks' summaries.
+	dir, err := os.MkdirTemp("", "bastion-suite-store")
+	if err != nil {
+		return nil, err
+	}
+	if suiteStore, err = store.Open(ctx, "sqlite://"+filepath.Join(dir, "suite.db")); err != nil {
+		return nil, err
+	}
+	suiteOptions.Store = suiteStore
 	// envtest has no kubelet: Jobs are created for real, and tests set
 	// their status as the kubelet would.
 	suiteOptions.Launcher = &launch.JobLauncher{Client: mgr.GetClient(), Options: launch.DefaultJobOptions()}

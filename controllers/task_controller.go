@@ -22,6 +22,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/store"
 )
 
 // TaskFinalizer keeps a Task until its run is released (a local process
@@ -35,6 +36,8 @@ type TaskReconciler struct {
 	// APIReader reads around the cache where a stale read would be wrong
 	// (the version counter).
 	APIReader client.Reader
+	// Store keeps each finished task's summary (nil: none is kept).
+	Store store.Store
 	// IDs gives tasks created without one their /api id.
 	IDs      *ids.Allocator
 	Launcher launch.Launcher

@@ -19,6 +19,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/runspec"
+	"github.com/bastion-dev/bastion/internal/store"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/*.golden files")
@@ -363,6 +364,19 @@ func TestTaskReconciler_prunesFinishedTasksBeyondTheTemplatesKeepLast(t *testing
 	p.g.Consistently(func() []bool { return []bool{exists("n0"), exists("n3"), exists("n4")} }, "1s", interval).Should(Equal([]bool{true, true, true}))
 	// Tasks of other templates are not counted.
 	p.g.Expect(exists("n0")).To(BeTrue())
+
+	// The pruned tasks stay in the history: their summaries are in the store.
+	project := &bastionv1.Project{}
+	p.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Name: "tasks-retention"}, project)).To(Succeed())
+	projectID, _ := strconv.ParseInt(project.Labels[bastionv1.LabelID], 10, 64)
+	summaries, err := suiteStore.ListTaskSummaries(context.Background(), projectID, store.SummaryFilter{}, 0, 100)
+	p.g.Expect(err).NotTo(HaveOccurred())
+	byID := map[int64]string{}
+	for _, s := range summaries {
+		byID[s.TaskID] = s.Status + "/" + s.TplAlias
+	}
+	p.g.Expect(byID).To(HaveKeyWithValue(int64(2001), "success/nightly"))
+	p.g.Expect(byID).To(HaveKeyWithValue(int64(2002), "error/nightly"))
 }
 
 func TestTaskReconciler_mountsTheTasksOwnSecretAndTheEnvironmentsButNeverCopiesThem(t *testing.T) {

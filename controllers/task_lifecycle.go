@@ -136,6 +136,9 @@ func (r *TaskReconciler) finish(ctx context.Context, task *bastionv1.Task) error
 			return err
 		}
 	}
+	if err := r.saveSummary(ctx, task); err != nil {
+		return err
+	}
 	if err := r.pruneFinished(ctx, task); err != nil {
 		return err
 	}

@@ -145,24 +145,6 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	launcher := opts.Launcher
-	if launcher == nil {
-		launcher = &launch.JobLauncher{Client: mgr.GetClient(), Options: opts.JobOptions}
-	}
-	if err := controllers.Setup(mgr, controllers.Options{
-		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: firstNonEmpty(opts.RunnerURL, opts.PublicURL),
-		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast,
-	}); err != nil {
-		return nil, err
-	}
-	if opts.ProbeAddr != "0" {
-		if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-			return nil, err
-		}
-		if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-			return nil, err
-		}
-	}
 	output, err := store.Open(context.Background(), opts.StoreDSN)
 	if err != nil {
 		return nil, fmt.Errorf("opening the output store: %w", err)
@@ -174,6 +156,24 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		return output.Close()
 	})); err != nil {
 		return nil, err
+	}
+	launcher := opts.Launcher
+	if launcher == nil {
+		launcher = &launch.JobLauncher{Client: mgr.GetClient(), Options: opts.JobOptions}
+	}
+	if err := controllers.Setup(mgr, controllers.Options{
+		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: firstNonEmpty(opts.RunnerURL, opts.PublicURL),
+		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast, Store: output,
+	}); err != nil {
+		return nil, err
+	}
+	if opts.ProbeAddr != "0" {
+		if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+			return nil, err
+		}
 	}
 	handler := apiserver.New(apiserver.Options{
 		Version:   version.Version,
