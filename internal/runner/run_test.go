@@ -286,7 +286,7 @@ func countNumbers(lines []string, n int) (int, bool) {
 
 // The exit race through ansible: a play that prints 3,000 lines at once
 // and ends.
-func TestRun_ansibleLosesNoOutputAtExit(t *testing.T) {
+func TestRun_ansibleLosesNoOutputWhenItEnds(t *testing.T) {
 	repo := gittest.NewRepo(t)
 	repo.WriteFile("site.yml", `- hosts: all
   gather_facts: false

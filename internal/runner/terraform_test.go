@@ -154,7 +154,7 @@ func waitFor(t *testing.T, cond func() bool) {
 
 // The exit race through terraform: apply prints a 3,000-element output and
 // exits at once.
-func TestTerraform_losesNoOutputAtExit(t *testing.T) {
+func TestTerraform_losesNoOutputWhenItEnds(t *testing.T) {
 	needTerraform(t)
 	repo := gittest.NewRepo(t)
 	repo.WriteFile("main.tf", "output \"numbers\" {\n  value = concat(range(1, 1001), range(1001, 2001), range(2001, 3001))\n}\n", false)

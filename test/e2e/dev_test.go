@@ -384,20 +384,8 @@ func TestDev_runsTasksThroughTheLocalLauncher(t *testing.T) {
 	dev := startDev(t, dataDir)
 	dev.waitReady()
 	kubeconfig := dev.bannerValue("kubeconfig")
-	if out, err := kubectl(t, kubeconfig, localTaskYAML, "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	eventually(t, 20*time.Second, "project namespace", func() error {
-		_, err := kubectl(t, kubeconfig, "", "get", "namespace", "bastion-local")
-		return err
-	})
-	if out, err := kubectl(t, kubeconfig, strings.ReplaceAll(localTaskObjects, "REPO", repo.Path), "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	taskState := func(name string) string {
-		out, _ := kubectl(t, kubeconfig, "", "get", "task", name, "-n", "bastion-local", "-o", "jsonpath={.status.status}|{.status.message}")
-		return out
-	}
+	applyLocalProject(t, kubeconfig, strings.ReplaceAll(localTaskObjects, "REPO", repo.Path))
+	taskState := func(name string) string { return taskField(t, kubeconfig, name, "{.status.status}|{.status.message}") }
 	eventually(t, 60*time.Second, "hello-1 succeeded", func() error {
 		if got := taskState("hello-1"); got != "success|" {
 			return fmt.Errorf("hello-1 is %q", got)
@@ -418,11 +406,11 @@ func TestDev_runsTasksThroughTheLocalLauncher(t *testing.T) {
 	})
 
 	// The runner reported its commit, and every line reached the store.
-	commit, _ := kubectl(t, kubeconfig, "", "get", "task", "hello-1", "-n", "bastion-local", "-o", "jsonpath={.status.commitHash}")
+	commit := taskField(t, kubeconfig, "hello-1", "{.status.commitHash}")
 	if head := repo.Git("-C", repo.Path, "rev-parse", "HEAD"); commit != head {
 		t.Fatalf("task commit %q, repository head %q", commit, head)
 	}
-	taskID, _ := kubectl(t, kubeconfig, "", "get", "task", "hello-1", "-n", "bastion-local", "-o", "jsonpath={.metadata.labels.automation\\.bastion\\.dev/id}")
+	taskID := taskField(t, kubeconfig, "hello-1", "{.metadata.labels.automation\\.bastion\\.dev/id}")
 	projectID, _ := kubectl(t, kubeconfig, "", "get", "project", "local", "-o", "jsonpath={.metadata.labels.automation\\.bastion\\.dev/id}")
 	output := storedOutput(t, filepath.Join(dataDir, "bastion.db"), projectID, taskID)
 	if !containsLine(output, "hello from bastion") || !containsLine(output, "Cloning into") {
@@ -488,13 +476,6 @@ func TestDev_terraformWaitsForConfirmationAndApplies(t *testing.T) {
 	dev := startDev(t, t.TempDir())
 	dev.waitReady()
 	kubeconfig := dev.bannerValue("kubeconfig")
-	if out, err := kubectl(t, kubeconfig, localTaskYAML, "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	eventually(t, 20*time.Second, "project namespace", func() error {
-		_, err := kubectl(t, kubeconfig, "", "get", "namespace", "bastion-local")
-		return err
-	})
 	objects := strings.ReplaceAll(localTaskObjects, "REPO", repo.Path)
 	objects = objects[:strings.Index(objects, "---\napiVersion: automation.bastion.dev/v1alpha1\nkind: Template")]
 	objects += `---
@@ -514,11 +495,9 @@ metadata: {name: infra-1, namespace: bastion-local}
 spec:
   templateRef: {name: infra}
 `
-	if out, err := kubectl(t, kubeconfig, objects, "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	applyLocalProject(t, kubeconfig, objects)
 	status := func() string {
-		out, _ := kubectl(t, kubeconfig, "", "get", "task", "infra-1", "-n", "bastion-local", "-o", "jsonpath={.status.status}|{.status.message}")
+		out := taskField(t, kubeconfig, "infra-1", "{.status.status}|{.status.message}")
 		return out
 	}
 	eventually(t, 90*time.Second, "waiting for confirmation", func() error {
@@ -551,21 +530,12 @@ func TestDev_cutConnectionsLoseAndDuplicateNoLine(t *testing.T) {
 	dev := startDevOnPort(t, dataDir, port, "--runner-url", proxy.URL())
 	dev.waitReady()
 	kubeconfig := dev.bannerValue("kubeconfig")
-	if out, err := kubectl(t, kubeconfig, localTaskYAML, "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	eventually(t, 20*time.Second, "project namespace", func() error {
-		_, err := kubectl(t, kubeconfig, "", "get", "namespace", "bastion-local")
-		return err
-	})
 	objects := strings.ReplaceAll(localTaskObjects, "REPO", repo.Path)
 	objects = objects[:strings.Index(objects, "---\napiVersion: automation.bastion.dev/v1alpha1\nkind: Template\nmetadata: {name: broken")]
 	objects += "---\napiVersion: automation.bastion.dev/v1alpha1\nkind: Task\nmetadata: {name: flood-1, namespace: bastion-local}\nspec:\n  templateRef: {name: hello}\n"
-	if out, err := kubectl(t, kubeconfig, objects, "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	applyLocalProject(t, kubeconfig, objects)
 	eventually(t, 120*time.Second, "flood-1 succeeded", func() error {
-		out, _ := kubectl(t, kubeconfig, "", "get", "task", "flood-1", "-n", "bastion-local", "-o", "jsonpath={.status.status}")
+		out := taskField(t, kubeconfig, "flood-1", "{.status.status}")
 		if out != "success" {
 			return fmt.Errorf("flood-1 is %q", out)
 		}
@@ -574,7 +544,7 @@ func TestDev_cutConnectionsLoseAndDuplicateNoLine(t *testing.T) {
 	if proxy.cut.Load() == 0 {
 		t.Fatal("the proxy cut no connection: the test proved nothing")
 	}
-	taskID, _ := kubectl(t, kubeconfig, "", "get", "task", "flood-1", "-n", "bastion-local", "-o", "jsonpath={.metadata.labels.automation\\.bastion\\.dev/id}")
+	taskID := taskField(t, kubeconfig, "flood-1", "{.metadata.labels.automation\\.bastion\\.dev/id}")
 	projectID, _ := kubectl(t, kubeconfig, "", "get", "project", "local", "-o", "jsonpath={.metadata.labels.automation\\.bastion\\.dev/id}")
 	var printed []string
 	for _, l := range storedOutput(t, filepath.Join(dataDir, "bastion.db"), projectID, taskID) {
@@ -591,4 +561,27 @@ func TestDev_cutConnectionsLoseAndDuplicateNoLine(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d runner connections were cut", proxy.cut.Load(), proxy.count.Load())
+}
+
+// applyLocalProject creates the project "local", waits for its namespace,
+// then applies objects (the project's key, repository, templates, tasks).
+func applyLocalProject(t *testing.T, kubeconfig, objects string) {
+	t.Helper()
+	if out, err := kubectl(t, kubeconfig, localTaskYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	eventually(t, 20*time.Second, "project namespace", func() error {
+		_, err := kubectl(t, kubeconfig, "", "get", "namespace", "bastion-local")
+		return err
+	})
+	if out, err := kubectl(t, kubeconfig, objects, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// taskField reads one field of a task of the project "local".
+func taskField(t *testing.T, kubeconfig, task, jsonpath string) string {
+	t.Helper()
+	out, _ := kubectl(t, kubeconfig, "", "get", "task", task, "-n", "bastion-local", "-o", "jsonpath="+jsonpath)
+	return out
 }
