@@ -89,9 +89,22 @@ func (r *ProjectReconciler) reconcileNamespace(ctx context.Context, project *bas
 		log.FromContext(ctx).Info("created project namespace", "namespace", name)
 	case err != nil:
 		return err
-	case !metav1.IsControlledBy(ns, project):
+	case metav1.IsControlledBy(ns, project):
+	case claims(ns, project):
+		// Applied together with the Project (GitOps, `kubectl apply -f
+		// dir`): a namespace that names this project and has no other
+		// controller is adopted.
+		if err := controllerutil.SetControllerReference(project, ns, r.Scheme()); err != nil {
+			return err
+		}
+		if err := r.Update(ctx, ns); err != nil {
+			return fmt.Errorf("adopting namespace %s: %w", name, err)
+		}
+		log.FromContext(ctx).Info("adopted project namespace", "namespace", name)
+	default:
 		setReady(project, metav1.ConditionFalse, bastionv1.ReasonNamespaceConflict,
-			fmt.Sprintf("namespace %s already exists and does not belong to this project", name))
+			fmt.Sprintf("namespace %s already exists and does not belong to this project (label it %s=%s to hand it over)",
+				name, bastionv1.LabelProject, project.Name))
 		project.Status.Namespace = ""
 		return nil
 	}
@@ -99,6 +112,13 @@ func (r *ProjectReconciler) reconcileNamespace(ctx context.Context, project *bas
 	project.Status.Namespace = name
 	setReady(project, metav1.ConditionTrue, bastionv1.ReasonReconciled, "namespace "+name+" is ready")
 	return nil
+}
+
+// claims reports whether a namespace the project did not create asks to
+// be the project's: it carries the project label with the project's name
+// and no other object controls it.
+func claims(ns *corev1.Namespace, project *bastionv1.Project) bool {
+	return ns.Labels[bastionv1.LabelProject] == project.Name && metav1.GetControllerOf(ns) == nil && ns.DeletionTimestamp.IsZero()
 }
 
 // reconcileDelete removes the project's namespace, then the finalizer.

@@ -150,3 +150,37 @@ func TestProjectCRD_rejectsInvalidSpecs(t *testing.T) {
 		})
 	}
 }
+
+func TestProjectReconciler_adoptsANamespaceThatClaimsIt(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	// Applied in one go with its project, as GitOps tools do: the namespace
+	// may exist first, labelled for the project.
+	claimed := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: bastionv1.ProjectNamespace("gitops"), Labels: map[string]string{bastionv1.LabelProject: "gitops"},
+	}}
+	g.Expect(k8sClient.Create(ctx, claimed)).To(Succeed())
+	g.Expect(k8sClient.Create(ctx, newProject("gitops"))).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		cond := readyCondition(g, "gitops")
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+		ns := &corev1.Namespace{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(claimed), ns)).To(Succeed())
+		g.Expect(metav1.GetControllerOf(ns)).NotTo(BeNil())
+		g.Expect(metav1.GetControllerOf(ns).Name).To(Equal("gitops"))
+	}, timeout, interval).Should(Succeed())
+
+	// A label naming another project is no claim.
+	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: bastionv1.ProjectNamespace("mislabelled"), Labels: map[string]string{bastionv1.LabelProject: "someone-else"},
+	}}
+	g.Expect(k8sClient.Create(ctx, other)).To(Succeed())
+	g.Expect(k8sClient.Create(ctx, newProject("mislabelled"))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		cond := readyCondition(g, "mislabelled")
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Reason).To(Equal(bastionv1.ReasonNamespaceConflict))
+	}, timeout, interval).Should(Succeed())
+}

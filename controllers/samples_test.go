@@ -110,9 +110,10 @@ func samplesOfKind[T any](t *testing.T, samples []sampleObject, kind string) []*
 // directory. Every step is idempotent, so any test may call it.
 func applySamplesWithKubectl(t *testing.T, k *kubectlRunner) string {
 	t.Helper()
-	k.mustRun("apply", "-f", "config/samples/00-project.yaml")
+	// One step, as a newcomer or a GitOps tool applies it.
+	out := k.mustRun("apply", "-f", "config/samples/")
 	k.mustRun("wait", "--for=condition=Ready", "project/"+sampleProject, "--timeout=60s")
-	return k.mustRun("apply", "-f", "config/samples/")
+	return out
 }
 
 // The kustomize file must list every sample, in the same order as the
@@ -156,7 +157,7 @@ func TestSamples_coverEveryKind(t *testing.T) {
 	for _, s := range samples {
 		got[s.obj.GetKind()] = true
 		switch s.obj.GetKind() {
-		case "Project", "User":
+		case "Project", "User", "Namespace":
 			g.Expect(s.obj.GetNamespace()).To(BeEmpty(), "%s is cluster-scoped", s)
 		default:
 			g.Expect(s.obj.GetNamespace()).To(Equal(sampleNamespace), "%s", s)
