@@ -27,6 +27,8 @@ const (
 	// ReasonNamespaceConflict: the namespace a Project wants exists and belongs
 	// to something else, so the Project cannot take it.
 	ReasonNamespaceConflict = "NamespaceConflict"
+	// ReasonNoPassword: a User who is not external has no password yet.
+	ReasonNoPassword = "NoPassword"
 	// ReasonReconcileError: the last reconcile failed; the message says why.
 	ReasonReconcileError = "ReconcileError"
 )

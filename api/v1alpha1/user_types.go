@@ -60,6 +60,7 @@ type UserStatus struct {
 // +kubebuilder:printcolumn:name="Full name",type=string,JSONPath=`.spec.name`
 // +kubebuilder:printcolumn:name="Email",type=string,JSONPath=`.spec.email`
 // +kubebuilder:printcolumn:name="Admin",type=boolean,JSONPath=`.spec.admin`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type User struct {
 	metav1.TypeMeta   `json:",inline"`
