@@ -93,10 +93,22 @@ func (t *taskRun) baseEnv() []string {
 	home := filepath.Join(t.work, "home")
 	_ = os.MkdirAll(home, 0o700)
 	env := []string{"PATH=" + pathOr(os.Getenv("PATH")), "HOME=" + home, "LANG=C.UTF-8"}
-	if tmp := os.Getenv("TMPDIR"); tmp != "" {
-		env = append(env, "TMPDIR="+tmp)
+	for _, name := range passedThrough {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
 	}
 	return env
+}
+
+// passedThrough are the runner's own variables that programs get: where
+// temporary files go, and how to reach the network (a company's proxy and
+// private CA, set on the runner image or the manager, are needed by git,
+// terraform's providers and ansible alike).
+var passedThrough = []string{
+	"TMPDIR",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO",
 }
 
 func pathOr(p string) string {

@@ -301,3 +301,48 @@ func TestRun_ansibleLosesNoOutputWhenItEnds(t *testing.T) {
 		t.Fatalf("%+v: %d of 3000 numbers", res, got)
 	}
 }
+
+// A vault password from a key reaches ansible through a file: the play
+// reads a variable from a vault-encrypted vars file.
+func TestRun_ansibleOpensVaultsWithTheKeysPassword(t *testing.T) {
+	dir := t.TempDir()
+	passFile := filepath.Join(dir, "pass")
+	if err := os.WriteFile(passFile, []byte("vault-pass-123"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "secret.yml")
+	if err := os.WriteFile(plain, []byte("db_password: opened-by-vault\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("ansible-vault", "encrypt", "--vault-password-file", passFile, plain)
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ansible-vault: %v\n%s", err, out)
+	}
+	encrypted, _ := os.ReadFile(plain)
+
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("secret.yml", string(encrypted), false)
+	repo.WriteFile("site.yml", `- hosts: all
+  gather_facts: false
+  vars_files: [secret.yml]
+  tasks:
+    - debug:
+        msg: "length={{ db_password | length }} first={{ db_password[0:6] }}"
+`, false)
+	in := newInputs(t, runspec.Spec{App: "ansible", Playbook: "site.yml", Repository: runspec.Repository{URL: repo.Path},
+		Inventory: &runspec.Inventory{Type: "static", Content: "localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"},
+		Vaults:    []runspec.Vault{{Key: runspec.KeyRef{Secret: "vault-key", Type: "login_password"}}}},
+		map[string]map[string]string{"vault-key": {"password": "vault-pass-123"}})
+	res, out := runTask(t, in)
+	if !res.Succeeded() || !contains(out, "length=15 first=opened") {
+		t.Fatalf("%+v\n%s", res, strings.Join(out, "\n"))
+	}
+
+	// Without the key's password the play cannot open the vault.
+	in = newInputs(t, runspec.Spec{App: "ansible", Playbook: "site.yml", Repository: runspec.Repository{URL: repo.Path},
+		Inventory: &runspec.Inventory{Type: "static", Content: "localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"}}, nil)
+	if res, _ := runTask(t, in); res.Succeeded() {
+		t.Fatal("the vault opened without its password")
+	}
+}
