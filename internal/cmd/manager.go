@@ -150,6 +150,9 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		return nil, fmt.Errorf("opening the output store: %w", err)
 	}
 	live := hub.New()
+	if err := apiserver.PublishTaskUpdates(context.Background(), mgr.GetCache(), live); err != nil {
+		return nil, err
+	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		<-ctx.Done()
 		live.Close() // websocket clients hear "going away"

@@ -1,0 +1,90 @@
+package apiserver
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/hub"
+	"github.com/bastion-dev/bastion/internal/ids"
+)
+
+// taskUpdates turns Task status changes into the websocket's "update"
+// messages. It watches the manager's cache, so every change reaches the
+// clients whoever made it: the reconciler, the runner's stream, kubectl.
+type taskUpdates struct {
+	reader client.Reader // the cache: projects and templates by name
+	hub    *hub.Hub
+}
+
+// PublishTaskUpdates registers the watcher on the manager's cache.
+func PublishTaskUpdates(ctx context.Context, c cache.Cache, h *hub.Hub) error {
+	informer, err := c.GetInformer(ctx, &bastionv1.Task{})
+	if err != nil {
+		return err
+	}
+	u := &taskUpdates{reader: c, hub: h}
+	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if t, ok := obj.(*bastionv1.Task); ok {
+				u.changed(ctx, nil, t)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			old, ok1 := oldObj.(*bastionv1.Task)
+			task, ok2 := newObj.(*bastionv1.Task)
+			if ok1 && ok2 {
+				u.changed(ctx, old, task)
+			}
+		},
+	})
+	return err
+}
+
+// changed publishes an update when what a client shows of the task moved:
+// its status, start, end or version.
+func (u *taskUpdates) changed(ctx context.Context, old, task *bastionv1.Task) {
+	if old != nil && old.Status.Status == task.Status.Status && old.Status.Version == task.Status.Version &&
+		old.Status.Start.Equal(task.Status.Start) && old.Status.End.Equal(task.Status.End) {
+		return
+	}
+	if task.Status.Status == "" {
+		return // not initialized yet: nothing a client could show
+	}
+	taskID, ok := ids.FromLabels(task)
+	if !ok {
+		return // the id comes with the next change
+	}
+	project := &bastionv1.Project{}
+	if err := u.reader.Get(ctx, client.ObjectKey{Name: bastionv1.ProjectOfNamespace(task.Namespace)}, project); err != nil {
+		return
+	}
+	projectID, ok := ids.FromLabels(project)
+	if !ok {
+		return
+	}
+	update := hub.TaskUpdate{TaskID: taskID, ProjectID: projectID, Status: string(task.Status.Status)}
+	template := &bastionv1.Template{}
+	if u.reader.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: task.Spec.TemplateRef.Name}, template) == nil {
+		update.TemplateID, _ = ids.FromLabels(template)
+	}
+	update.Start, update.End = timeOf(task.Status.Start), timeOf(task.Status.End)
+	if task.Status.Version != "" {
+		v := task.Status.Version
+		update.Version = &v
+	}
+	u.hub.Publish(hub.Update(update))
+}
+
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	utc := t.UTC()
+	return &utc
+}
