@@ -82,11 +82,12 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// task's output right after connecting misses no event in between.
 	sub := h.hub.Subscribe(filter, h.opts.Buffer)
 	defer h.hub.Unsubscribe(sub)
-	conn, err := h.upgrader.Upgrade(w, r, nil) // answers the error itself
+	hijack := &hijackRecorder{ResponseWriter: w}
+	conn, err := h.upgrader.Upgrade(hijack, r, nil) // answers the error itself
 	if err != nil {
 		return
 	}
-	(&wsClient{conn: conn, sub: sub, opts: h.opts}).serve()
+	(&wsClient{conn: conn, raw: hijack.conn, sub: sub, opts: h.opts}).serve()
 }
 
 // sameOrigin accepts a request without Origin or whose Origin names the
@@ -106,6 +107,7 @@ func sameOrigin(r *http.Request) bool {
 // the connection for whichever reason comes first.
 type wsClient struct {
 	conn *websocket.Conn
+	raw  *batchConn // the connection under conn, for sending bursts at once
 	sub  *hub.Subscription
 	opts WSOptions
 }
@@ -204,17 +206,28 @@ func (c *wsClient) write(stop <-chan struct{}) error {
 			if batch, err = c.sub.Take(batch); err != nil {
 				return err
 			}
-			for _, m := range batch {
-				select {
-				case <-stop: // leave the connection to the close frame
-					return nil
-				default:
-				}
-				_ = c.conn.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
-				if err := c.conn.WriteMessage(websocket.TextMessage, m.Frame); err != nil {
-					return err
-				}
+			if err := c.writeBatch(stop, batch); err != nil {
+				return err
 			}
 		}
 	}
+}
+
+// writeBatch writes the frames of one Take as one burst: the frames are
+// held back and sent together when the batch ends.
+func (c *wsClient) writeBatch(stop <-chan struct{}, batch []hub.Message) error {
+	_ = c.conn.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
+	c.raw.begin()
+	for _, m := range batch {
+		select {
+		case <-stop: // leave the connection to the close frame
+			return c.raw.end()
+		default:
+		}
+		if err := c.conn.WriteMessage(websocket.TextMessage, m.Frame); err != nil {
+			_ = c.raw.end()
+			return err
+		}
+	}
+	return c.raw.end()
 }
