@@ -346,3 +346,94 @@ func TestRun_ansibleOpensVaultsWithTheKeysPassword(t *testing.T) {
 		t.Fatal("the vault opened without its password")
 	}
 }
+
+// Dry run, diff, debug and limit reach ansible-playbook: each is seen by
+// its effect on a real play.
+func TestRun_ansibleGetsCheckDiffDebugAndLimit(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "written-by-the-play")
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", fmt.Sprintf(`- hosts: all
+  gather_facts: false
+  tasks:
+    - copy:
+        dest: %q
+        content: "from {{ inventory_hostname }}\n"
+`, target), false)
+	inventory := "one ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n" +
+		"two ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
+	spec := runspec.Spec{App: "ansible", Playbook: "site.yml", Repository: runspec.Repository{URL: repo.Path},
+		Inventory: &runspec.Inventory{Type: "static", Content: inventory},
+		DryRun:    true, Diff: true, Debug: true, Limit: "two"}
+	res, out := runTask(t, newInputs(t, spec, nil))
+	joined := strings.Join(out, "\n")
+	if !res.Succeeded() {
+		t.Fatalf("%+v\n%s", res, joined)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("--check: the play wrote %s", target)
+	}
+	if !strings.Contains(joined, "+from two") {
+		t.Fatalf("--diff: no diff of the file in the output:\n%s", joined)
+	}
+	if !strings.Contains(joined, "ansible-playbook [core") {
+		t.Fatalf("-vvvv: no verbose header in the output:\n%s", joined)
+	}
+	if strings.Contains(joined, "ok: [one]") || strings.Contains(joined, "changed: [one]") || !strings.Contains(joined, "[two]") {
+		t.Fatalf("--limit two: host one ran or two did not:\n%s", joined)
+	}
+}
+
+// The inventory's user and become credentials reach the play through a
+// 0600 vars file, never through argv where `ps` would show them.
+func TestRun_ansibleCredentialsGoThroughAFileNotArgv(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", `- hosts: all
+  gather_facts: false
+  tasks:
+    - debug:
+        msg: "user={{ ansible_user }} become={{ ansible_become_user }} pwlen={{ ansible_become_password | length }}"
+`, false)
+	spec := runspec.Spec{App: "ansible", Playbook: "site.yml", Repository: runspec.Repository{URL: repo.Path},
+		Inventory: &runspec.Inventory{Type: "static",
+			Content:   "localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
+			Key:       &runspec.KeyRef{Secret: "ops", Type: "login_password"},
+			BecomeKey: &runspec.KeyRef{Secret: "root-login", Type: "login_password"}}}
+	secrets := map[string]map[string]string{
+		"ops":        {"username": "ops", "password": "ssh-pass-123"},
+		"root-login": {"username": "deployer", "password": "b3come-secret"},
+	}
+	res, out := runTask(t, newInputs(t, spec, secrets))
+	if !res.Succeeded() || !contains(out, "user=ops become=deployer pwlen=13") {
+		t.Fatalf("%+v\n%s", res, strings.Join(out, "\n"))
+	}
+
+	// The command the runner builds carries no password.
+	work := t.TempDir()
+	run := &taskRun{in: newInputs(t, spec, secrets), work: work, out: &redactingSink{next: &collector{}}}
+	if err := run.prepare(); err != nil {
+		t.Fatal(err)
+	}
+	checkout := filepath.Join(work, "repository")
+	if _, _, err := run.checkout(context.Background(), checkout); err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := run.ansible(checkout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, arg := range cmd.args {
+		if strings.Contains(arg, "ssh-pass-123") || strings.Contains(arg, "b3come-secret") {
+			t.Fatalf("a password is in argv: %q", cmd.args)
+		}
+	}
+	var credentials string
+	for i, arg := range cmd.args {
+		if arg == "--extra-vars" && strings.HasPrefix(cmd.args[i+1], "@") {
+			credentials = strings.TrimPrefix(cmd.args[i+1], "@")
+		}
+	}
+	st, err := os.Stat(credentials)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("credentials file %q: %v %v", credentials, st, err)
+	}
+}
