@@ -103,7 +103,7 @@ func TestPrintColumns_kubectlGetShowsUsefulColumns(t *testing.T) {
 			[]string{"NAME", "TITLE", "POSITION", "AGE"},
 			map[string]gomegatypes.GomegaMatcher{"TITLE": Equal("Release"), "POSITION": Equal("0"), "AGE": kubectlAge}},
 		{"templates", "ping",
-			[]string{"NAME", "DISPLAY NAME", "TYPE", "APP", "PLAYBOOK", "LAST TASK", "READY", "AGE"},
+			[]string{"NAME", "DISPLAY NAME", "TYPE", "APP", "PLAYBOOK", "READY", "AGE"},
 			map[string]gomegatypes.GomegaMatcher{"DISPLAY NAME": Equal("Ping the hosts"), "TYPE": BeEmpty(), "APP": Equal("ansible"), "PLAYBOOK": Equal("ping.yml"), "AGE": kubectlAge}},
 		{"templates", "build",
 			[]string{"NAME", "DISPLAY NAME", "TYPE", "APP", "PLAYBOOK"},

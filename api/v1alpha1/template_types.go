@@ -172,14 +172,6 @@ type TemplateStatus struct {
 	// +optional
 	LastVersionTask string `json:"lastVersionTask,omitempty"`
 
-	// LastTask names the newest Task of this template.
-	// +optional
-	LastTask string `json:"lastTask,omitempty"`
-
-	// LastTaskStatus is that task's status.
-	// +optional
-	LastTaskStatus TaskStatusValue `json:"lastTaskStatus,omitempty"`
-
 	// Conditions: Ready is True when every referenced object exists.
 	// +optional
 	// +listType=map
@@ -196,7 +188,6 @@ type TemplateStatus struct {
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="App",type=string,JSONPath=`.spec.app`
 // +kubebuilder:printcolumn:name="Playbook",type=string,JSONPath=`.spec.playbook`
-// +kubebuilder:printcolumn:name="Last task",type=string,JSONPath=`.status.lastTaskStatus`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Template struct {

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -50,10 +52,11 @@ func (t *taskRun) checkout(ctx context.Context, dir string) (commit, message str
 		args = append(args, "--branch", repo.Branch)
 	}
 	args = append(args, "--", repo.URL, dir)
-	if code, err := run(ctx, process{path: "git", args: args, dir: t.work, env: env}, t.out); err != nil {
+	why := &gitComplaint{next: t.out}
+	if code, err := run(ctx, process{path: "git", args: args, dir: t.work, env: env}, why); err != nil {
 		return "", "", fmt.Errorf("git clone: %w", err)
 	} else if code != 0 {
-		return "", "", fmt.Errorf("git clone of %s failed (exit %d): see the lines above", redactURL(repo.URL), code)
+		return "", "", fmt.Errorf("git clone of %s failed: %s", redactURL(repo.URL), t.out.mask(why.last("exit "+fmt.Sprint(code))))
 	}
 	if repo.CommitHash != "" {
 		for _, a := range [][]string{
@@ -160,4 +163,31 @@ func redactURL(raw string) string {
 		return raw
 	}
 	return u.Redacted()
+}
+
+// gitComplaint passes git's lines on and remembers its last complaint
+// ("fatal: ..." or "error: ..."), so that the task's message says why a
+// clone failed, not only that it did.
+type gitComplaint struct {
+	next Sink
+	mu   sync.Mutex
+	line string
+}
+
+func (g *gitComplaint) Line(at time.Time, text string) {
+	if strings.HasPrefix(text, "fatal: ") || strings.HasPrefix(text, "error: ") {
+		g.mu.Lock()
+		g.line = text
+		g.mu.Unlock()
+	}
+	g.next.Line(at, text)
+}
+
+func (g *gitComplaint) last(fallback string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.line == "" {
+		return fallback
+	}
+	return g.line
 }

@@ -202,14 +202,19 @@ func (r *redactingSink) add(values ...string) {
 }
 
 func (r *redactingSink) Line(at time.Time, text string) {
+	r.next.Line(at, r.mask(text))
+}
+
+// mask replaces every known secret value in text.
+func (r *redactingSink) mask(text string) string {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, s := range r.secrets {
 		if strings.Contains(text, s) {
 			text = strings.ReplaceAll(text, s, "********")
 		}
 	}
-	r.mu.Unlock()
-	r.next.Line(at, text)
+	return text
 }
 
 // collector keeps lines in memory (short git answers, tests).

@@ -191,7 +191,10 @@ func TestRun_branchPrecedenceAndAFixedCommit(t *testing.T) {
 		t.Fatalf("commit: %+v %v", res, out)
 	}
 	spec.Repository = runspec.Repository{URL: repo.FileURL(), Branch: "no-such-branch"}
-	if res, _ := runTask(t, newInputs(t, spec, nil)); res.Err == nil || !strings.Contains(res.Err.Error(), "git clone") {
+	// The task's message says why, in git's words, for who reads it with
+	// kubectl and has no log at hand.
+	if res, _ := runTask(t, newInputs(t, spec, nil)); res.Err == nil || !strings.Contains(res.Err.Error(), "git clone") ||
+		!strings.Contains(res.Err.Error(), "Remote branch no-such-branch not found") {
 		t.Fatalf("missing branch: %+v", res)
 	}
 }
