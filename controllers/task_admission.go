@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/ids"
 )
 
 // admission decides which waiting tasks may start. Several workers
@@ -132,8 +132,8 @@ func sortFIFO(tasks []*bastionv1.Task) {
 		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
 			return a.CreationTimestamp.Before(&b.CreationTimestamp)
 		}
-		ai, _ := strconv.ParseInt(a.Labels[bastionv1.LabelID], 10, 64)
-		bi, _ := strconv.ParseInt(b.Labels[bastionv1.LabelID], 10, 64)
+		ai, _ := ids.FromLabels(a)
+		bi, _ := ids.FromLabels(b)
 		if ai != bi {
 			return ai < bi
 		}

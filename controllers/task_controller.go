@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,7 +87,7 @@ func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 
 	before := task.DeepCopy()
 	defer func() {
-		if equalStatus(before, task) {
+		if equality.Semantic.DeepEqual(before.Status, task.Status) {
 			return
 		}
 		// The optimistic lock makes a reconcile that read a stale task fail
@@ -310,32 +311,6 @@ func setTaskCondition(task *bastionv1.Task, condType string, status metav1.Condi
 	meta.SetStatusCondition(&task.Status.Conditions, metav1.Condition{
 		Type: condType, Status: status, Reason: reason, Message: message, ObservedGeneration: task.Generation,
 	})
-}
-
-func equalStatus(a, b *bastionv1.Task) bool {
-	return a.Status.Status == b.Status.Status && a.Status.Message == b.Status.Message &&
-		a.Status.Version == b.Status.Version && a.Status.RunName == b.Status.RunName &&
-		timeEqual(a.Status.Start, b.Status.Start) && timeEqual(a.Status.End, b.Status.End) &&
-		conditionsEqual(a.Status.Conditions, b.Status.Conditions)
-}
-
-func timeEqual(a, b *metav1.Time) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Equal(b)
-}
-
-func conditionsEqual(a, b []metav1.Condition) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Type != b[i].Type || a[i].Status != b[i].Status || a[i].Reason != b[i].Reason || a[i].Message != b[i].Message {
-			return false
-		}
-	}
-	return true
 }
 
 // Notifier is a launcher that reports run changes itself (a local process

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -190,9 +189,4 @@ func rawOf(j *apiextensionsv1.JSON) *[]byte {
 		return nil
 	}
 	return &j.Raw
-}
-
-func idOf(obj client.Object) int64 {
-	id, _ := strconv.ParseInt(obj.GetLabels()[bastionv1.LabelID], 10, 64)
-	return id
 }

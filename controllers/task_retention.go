@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/ids"
 )
 
 // TaskTemplateField indexes Tasks by the name of their template.
@@ -67,7 +68,9 @@ func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task
 // newerTask orders tasks newest first: by id when both have one (ids follow
 // creation), else by creation time, then name.
 func newerTask(a, b *bastionv1.Task) bool {
-	if ai, bi := idOf(a), idOf(b); ai != 0 && bi != 0 && ai != bi {
+	ai, aok := ids.FromLabels(a)
+	bi, bok := ids.FromLabels(b)
+	if aok && bok && ai != bi {
 		return ai > bi
 	}
 	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {

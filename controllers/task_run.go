@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -16,6 +17,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/controllers/launch"
+	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/runspec"
 )
 
@@ -104,16 +106,17 @@ func (r *TaskReconciler) resolve(ctx context.Context, task *bastionv1.Task) (*ru
 	}
 	secrets := &secretSet{}
 
+	taskID, _ := ids.FromLabels(task)
 	spec := &runspec.Spec{
-		Namespace: ns, Name: task.Name, ID: idOf(task),
+		Namespace: ns, Name: task.Name, ID: taskID,
 		App:      string(template.Spec.App),
-		Playbook: firstNonEmpty(task.Spec.Playbook, template.Spec.Playbook),
+		Playbook: cmp.Or(task.Spec.Playbook, template.Spec.Playbook),
 		Debug:    task.Spec.Debug, DryRun: task.Spec.DryRun, Diff: task.Spec.Diff, Limit: task.Spec.Limit,
 		TaskType: string(template.Spec.Type),
 		Env:      env.Spec.Env,
 		Repository: runspec.Repository{
 			URL:        repo.Spec.GitURL,
-			Branch:     firstNonEmpty(task.Spec.GitBranch, template.Spec.GitBranch, repo.Spec.GitBranch),
+			Branch:     cmp.Or(task.Spec.GitBranch, template.Spec.GitBranch, repo.Spec.GitBranch),
 			CommitHash: task.Spec.CommitHash,
 		},
 	}
@@ -250,13 +253,4 @@ func (s *secretSet) add(name string) {
 		}
 	}
 	s.names = append(s.names, name)
-}
-
-func firstNonEmpty(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

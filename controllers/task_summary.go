@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -49,7 +50,7 @@ func (r *TaskReconciler) saveSummary(ctx context.Context, task *bastionv1.Task) 
 	if err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: task.Spec.TemplateRef.Name}, template); err == nil {
 		s.TemplateID, _ = ids.FromLabels(template)
 		s.TplType, s.TplApp, s.TplAlias = string(template.Spec.Type), string(template.Spec.App), template.Spec.DisplayName
-		s.TplPlaybook = firstNonEmpty(task.Spec.Playbook, template.Spec.Playbook)
+		s.TplPlaybook = cmp.Or(task.Spec.Playbook, template.Spec.Playbook)
 	} else if client.IgnoreNotFound(err) != nil {
 		return err
 	}

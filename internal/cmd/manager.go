@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -165,7 +166,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		launcher = &launch.JobLauncher{Client: mgr.GetClient(), Options: opts.JobOptions}
 	}
 	if err := controllers.Setup(mgr, controllers.Options{
-		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: firstNonEmpty(opts.RunnerURL, opts.PublicURL),
+		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: cmp.Or(opts.RunnerURL, opts.PublicURL),
 		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast, Store: output,
 	}); err != nil {
 		return nil, err
@@ -215,12 +216,3 @@ func (h *httpServer) Start(ctx context.Context) error {
 }
 
 var _ manager.LeaderElectionRunnable = &httpServer{}
-
-func firstNonEmpty(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
