@@ -179,3 +179,49 @@ func timePtr(t *time.Time) *time.Time {
 	u := t.Truncate(time.Microsecond).UTC()
 	return &u
 }
+
+// lineReader is what the shared read paths need of a backend.
+type lineReader interface {
+	check() error
+	LastSeq(ctx context.Context, task TaskKey) (int64, error)
+	// readLines reads up to limit lines after a Seq, skipping skip of them;
+	// a non-zero budget ends the page early once that many bytes are held.
+	readLines(ctx context.Context, task TaskKey, after int64, skip, limit, budget int) ([]Line, error)
+	failTask(op string, t TaskKey, err error) error
+}
+
+// pageLines is Lines for every backend.
+func pageLines(ctx context.Context, r lineReader, task TaskKey, offset, limit int) ([]Line, error) {
+	if err := checkPage(offset, limit); err != nil {
+		return nil, err
+	}
+	// The watermark only grows and lines below it stay, so reading it
+	// before the page (not in one transaction) is safe.
+	last, err := r.LastSeq(ctx, task)
+	if err != nil {
+		return nil, err
+	}
+	after, skip := pageStart(offset, last)
+	lines, err := r.readLines(ctx, task, after, skip, limit, 0)
+	if err != nil {
+		return nil, r.failTask("read lines", task, err)
+	}
+	return lines, nil
+}
+
+// streamLines is StreamLines for every backend. It reads pages rather than
+// running one long query: a slow reader (a download over a slow link) must
+// not hold a connection and a snapshot for the whole download (in
+// PostgreSQL that would also keep VACUUM from cleaning up).
+func streamLines(ctx context.Context, r lineReader, task TaskKey, fn func(Line) error) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	return streamPages(ctx, func(ctx context.Context, after int64) ([]Line, error) {
+		lines, err := r.readLines(ctx, task, after, 0, streamPageLines, streamPageBytes)
+		if err != nil {
+			return nil, r.failTask("stream lines", task, err)
+		}
+		return lines, nil
+	}, fn)
+}

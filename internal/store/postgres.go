@@ -185,37 +185,11 @@ func (s *postgresStore) LastSeq(ctx context.Context, task TaskKey) (int64, error
 }
 
 func (s *postgresStore) Lines(ctx context.Context, task TaskKey, offset, limit int) ([]Line, error) {
-	if err := checkPage(offset, limit); err != nil {
-		return nil, err
-	}
-	// The watermark only grows and lines below it stay, so reading it
-	// before the page (not in one transaction) is safe.
-	last, err := s.LastSeq(ctx, task)
-	if err != nil {
-		return nil, err
-	}
-	after, skip := pageStart(offset, last)
-	lines, err := s.readLines(ctx, task, after, skip, limit, 0)
-	if err != nil {
-		return nil, s.failTask("read lines", task, err)
-	}
-	return lines, nil
+	return pageLines(ctx, s, task, offset, limit)
 }
 
 func (s *postgresStore) StreamLines(ctx context.Context, task TaskKey, fn func(Line) error) error {
-	if err := s.check(); err != nil {
-		return err
-	}
-	// Pages rather than one long query: a slow reader (a download over a
-	// slow link) must not hold a pooled connection and a snapshot, which
-	// would keep VACUUM from cleaning up, for the whole download.
-	return streamPages(ctx, func(ctx context.Context, after int64) ([]Line, error) {
-		lines, err := s.readLines(ctx, task, after, 0, streamPageLines, streamPageBytes)
-		if err != nil {
-			return nil, s.failTask("stream lines", task, err)
-		}
-		return lines, nil
-	}, fn)
+	return streamLines(ctx, s, task, fn)
 }
 
 // readLines reads up to limit lines after a Seq, skipping skip of them; a
