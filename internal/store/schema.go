@@ -18,6 +18,8 @@ import (
 //     highest Seq stored (max_seq); see advanceWatermark.
 //   - task_summaries: one row per task, keyed (project, task).
 //   - events: append-only, ids never reused.
+//   - credentials: sessions and API tokens, keyed by the hash of the
+//     secret (never the secret itself).
 var sqliteMigrations = []string{
 	// 1: initial schema. task_lines is WITHOUT ROWID: the primary key is the
 	// table, so lines are clustered by task and Seq and there is no second
@@ -59,6 +61,19 @@ var sqliteMigrations = []string{
 	);
 	CREATE INDEX events_by_created ON events (created, id);
 	CREATE INDEX events_by_project ON events (project_id, created, id);`,
+	// 2: credentials. WITHOUT ROWID because every sign-in looks a row up by
+	// hash: the key is the table, so that is one B-tree search. A NULL
+	// expires is a credential that never expires.
+	`CREATE TABLE credentials (
+		hash      TEXT NOT NULL PRIMARY KEY,
+		kind      TEXT NOT NULL,
+		public_id TEXT NOT NULL,
+		user_id   INTEGER NOT NULL,
+		created   INTEGER NOT NULL,
+		expires   INTEGER,
+		expired   INTEGER NOT NULL DEFAULT 0
+	) WITHOUT ROWID;
+	CREATE INDEX credentials_by_user ON credentials (user_id, kind);`,
 }
 
 var postgresMigrations = []string{
@@ -101,6 +116,20 @@ var postgresMigrations = []string{
 	);
 	CREATE INDEX events_by_created ON events (created, id);
 	CREATE INDEX events_by_project ON events (project_id, created, id);`,
+	// 2: credentials. The keys are COLLATE "C" so they compare byte by
+	// byte as in SQLite, whatever the database's locale: the listing's tie
+	// order is then the same on both backends. A NULL expires is a
+	// credential that never expires.
+	`CREATE TABLE credentials (
+		hash      TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+		kind      TEXT NOT NULL,
+		public_id TEXT COLLATE "C" NOT NULL,
+		user_id   BIGINT NOT NULL,
+		created   TIMESTAMPTZ NOT NULL,
+		expires   TIMESTAMPTZ,
+		expired   BOOLEAN NOT NULL DEFAULT false
+	);
+	CREATE INDEX credentials_by_user ON credentials (user_id, kind);`,
 }
 
 // checkSchemaVersion refuses a database that a newer Bastion migrated:

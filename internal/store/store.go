@@ -73,7 +73,32 @@ type Event struct {
 	Created                                                    time.Time
 }
 
-// Store keeps task output, task summaries and events.
+// CredentialKind tells a browser session from an API token.
+type CredentialKind string
+
+const (
+	CredentialSession CredentialKind = "session"
+	CredentialToken   CredentialKind = "token"
+)
+
+// Credential is a sign-in session or an API token. Only a hash of its
+// secret is stored, so a copy of the database signs nobody in.
+type Credential struct {
+	// Hash is the hex SHA-256 of the secret: the key.
+	Hash string
+	Kind CredentialKind
+	// PublicID names the credential in lists and deletes without being the
+	// secret (for tokens; may be empty for sessions).
+	PublicID string
+	UserID   int64
+	Created  time.Time
+	// Expires is when the credential stops working; zero means never.
+	Expires time.Time
+	// Expired is set when the credential was revoked but kept for the list.
+	Expired bool
+}
+
+// Store keeps task output, task summaries, events and credentials.
 type Store interface {
 	// AppendLines stores lines of a task. Idempotent by (task, Seq): a line
 	// whose Seq is already stored is ignored (the first copy wins), so a
@@ -106,6 +131,27 @@ type Store interface {
 	// an empty, non-nil slice means none (a user who may see no project).
 	Events(ctx context.Context, projectIDs []int64, limit int) ([]Event, error)
 
+	// PutCredential stores a new session or API token. A Hash already
+	// stored is an error (ErrConflict): secrets are random, so a collision
+	// means a bug, never a second sign-in to merge.
+	PutCredential(ctx context.Context, c Credential) error
+	// Credential finds a credential by the hash of its secret; ErrNotFound
+	// if there is none. Expired credentials are returned too: the caller
+	// decides (and says why it refuses).
+	Credential(ctx context.Context, hash string) (Credential, error)
+	// Credentials lists a user's credentials of one kind, newest first.
+	Credentials(ctx context.Context, userID int64, kind CredentialKind) ([]Credential, error)
+	// ExpireCredential marks the user's credential of that kind and
+	// PublicID expired; ErrNotFound if the user has none.
+	ExpireCredential(ctx context.Context, userID int64, kind CredentialKind, publicID string) error
+	// DeleteCredential removes one credential (sign-out); deleting a
+	// missing one is not an error.
+	DeleteCredential(ctx context.Context, hash string) error
+	// DeleteUserCredentials removes every credential of kind that the user
+	// holds except the one whose hash is keep ("" keeps none), and returns
+	// how many went: a password change ends the user's other sessions.
+	DeleteUserCredentials(ctx context.Context, userID int64, kind CredentialKind, keep string) (int64, error)
+
 	// Close releases the store; every later call returns ErrClosed.
 	Close() error
 }
@@ -115,6 +161,8 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrClosed is returned by every call on a closed store.
 	ErrClosed = errors.New("store is closed")
+	// ErrConflict is returned when a key that must be new already exists.
+	ErrConflict = errors.New("already exists")
 	// ErrInvalid is returned for arguments no backend could honour
 	// (a Seq below 1, a negative offset, a limit below 1).
 	ErrInvalid = errors.New("invalid argument")

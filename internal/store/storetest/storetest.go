@@ -39,7 +39,16 @@ func Run(t *testing.T, open Open) {
 		{"ListsSummariesNewestFirstWithFiltersAndPaging", testListsSummaries},
 		{"DeletesTaskLinesAndSummary", testDeletesTask},
 		{"ListsEventsNewestFirstPerProject", testListsEvents},
+		{"PutsAndReadsCredentials", testPutsAndReadsCredentials},
+		{"RefusesADuplicateCredentialHash", testRefusesADuplicateCredentialHash},
+		{"ReportsMissingCredentials", testMissingCredentials},
+		{"ListsCredentialsNewestFirstPerUserAndKind", testListsCredentialsNewestFirstPerUserAndKind},
+		{"ExpiresCredentialsByPublicID", testExpiresCredentialsByPublicID},
+		{"DeletesOneCredential", testDeletesOneCredential},
+		{"DeletesAUsersOtherCredentials", testDeletesAUsersOtherCredentials},
+		{"RefusesInvalidCredentialArguments", testRefusesInvalidCredentialArguments},
 		{"ReturnsErrorsWhenClosed", testClosed},
+		{"ReturnsCredentialErrorsWhenClosed", testCredentialsWhenClosed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
