@@ -18,6 +18,9 @@ type consoleHandler struct {
 }
 
 func newConsoleHandler(files fs.FS) http.Handler {
+	if files == nil {
+		return consoleNotBuilt{}
+	}
 	index, err := fs.ReadFile(files, "index.html")
 	if err != nil {
 		return consoleNotBuilt{}

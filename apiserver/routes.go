@@ -6,19 +6,58 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-// apiRoutes is the /api route tree. It reads like spec §7, and grows with
-// it: one Routes() per resource, mounted here.
+// apiRoutes is the /api route tree. It reads like spec §7: one Routes() per
+// resource, mounted here, with who may call it beside each group.
 func (s *Server) apiRoutes() chi.Router {
 	r := chi.NewRouter()
 
+	// Anyone.
 	r.Get("/ping", s.ping)
 	r.Get("/info", s.info)
+
 	if s.opts.Client != nil && s.opts.Reader != nil && s.opts.Store != nil {
 		// Runners authenticate with their task's token, not a session:
-		// this route stays outside sign-in and CSRF checks (issue #5).
+		// this route stays outside sign-in. It sends no Origin, so the
+		// cross-origin check lets it through as any script.
 		r.Mount("/runner", newRunnerEvents(s.opts).routes())
 	}
-	if s.opts.Hub != nil && s.opts.WSAuth != nil {
+
+	if s.signInEnabled() {
+		// Session (anyone may try).
+		r.Get("/auth/login", s.loginOptions)
+		r.Post("/auth/login", s.login)
+		r.Post("/auth/logout", s.logout)
+		r.Get("/auth/oidc/{provider}/login", s.oidcLogin)
+		r.Get("/auth/oidc/{provider}/redirect", s.oidcCallback)
+
+		// Signed in.
+		r.Group(func(r chi.Router) {
+			r.Use(s.authenticate)
+			r.Get("/user", s.currentUser)
+			r.Mount("/user/tokens", s.tokenRoutes())
+			r.Mount("/users", s.userRoutes())
+			r.Mount("/projects", s.projectListRoutes())
+			r.Get("/events/last", s.allEvents)
+			if s.opts.Hub != nil {
+				r.Method(http.MethodGet, "/ws", WSHandler(s.opts.Hub, s.wsFilter, s.opts.WS))
+			}
+
+			// Members of the project (admins pass every check).
+			r.Route("/project/{id}", func(r chi.Router) {
+				r.Use(s.loadProject)
+				r.Get("/", s.getProject)
+				r.Get("/role", s.projectRole)
+				r.Get("/backup", s.backupProject)
+				r.Get("/events/last", s.projectEvents)
+				r.Delete("/me", s.leaveProject)
+				r.Mount("/users", s.teamRoutes())
+
+				// updateProject.
+				r.With(require(permUpdateProject)).Put("/", s.updateProject)
+				r.With(require(permUpdateProject)).Delete("/", s.deleteProject)
+			})
+		})
+	} else if s.opts.Hub != nil && s.opts.WSAuth != nil {
 		r.Method(http.MethodGet, "/ws", WSHandler(s.opts.Hub, s.opts.WSAuth, s.opts.WS))
 	}
 
@@ -29,4 +68,29 @@ func (s *Server) apiRoutes() chi.Router {
 		fail(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+r.URL.Path)
 	})
 	return r
+}
+
+// signInEnabled: the signed-in API needs users, the cluster, the store and
+// an id allocator.
+func (s *Server) signInEnabled() bool {
+	return s.opts.Users != nil && s.opts.Client != nil && s.opts.Reader != nil && s.opts.Store != nil && s.opts.IDs != nil
+}
+
+// wsFilter lets /api/ws through for a signed-in user (authenticate already
+// ran) and sends them the events of the projects they may see.
+func (s *Server) wsFilter(r *http.Request) (func(projectID int64) bool, bool) {
+	p := who(r)
+	if p == nil {
+		return nil, false
+	}
+	if p.admin() {
+		return func(int64) bool { return true }, true
+	}
+	// Membership is read per event from the cache, so a user added to or
+	// removed from a project mid-connection sees the change at once.
+	ctx := r.Context()
+	return func(projectID int64) bool {
+		project, err := s.projectByID(ctx, projectID)
+		return err == nil && accessTo(project, p) != nil
+	}, true
 }

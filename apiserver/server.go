@@ -12,7 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bastion-dev/bastion/internal/hub"
+	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/users"
 )
 
 // Options configures the server.
@@ -34,21 +36,38 @@ type Options struct {
 	Client client.Client
 	Reader client.Reader
 	Store  store.Store
+
+	// Users signs users in and manages them. With Client, Store and IDs it
+	// turns on the signed-in API (spec §7); without, only /ping, /info,
+	// the runner routes and the console are served.
+	Users *users.Store
+	// IDs allocates the ids of objects the API creates, so that an answer
+	// carries the id at once and FIFO follows arrival.
+	IDs *ids.Allocator
+	// ManagerNamespace holds the global id counters.
+	ManagerNamespace string
+	// DisablePasswordLogin turns password sign-in off (OIDC only).
+	DisablePasswordLogin bool
+	// Auth tunes sessions and sign-in limits; the zero value is the
+	// production setting.
+	Auth AuthOptions
 }
 
 // Server is the HTTP handler of the manager.
 type Server struct {
-	opts Options
+	opts    Options
+	limiter *loginLimiter
 }
 
 // New returns the manager's HTTP handler.
 func New(opts Options) http.Handler {
-	s := &Server{opts: opts}
+	opts.Auth = opts.Auth.withDefaults()
+	s := &Server{opts: opts, limiter: newLoginLimiter(opts.Auth)}
 	r := chi.NewRouter()
-	// Fixed order: request id, recovery, then the routes. Logging,
-	// authentication and CSRF join here with the sign-in work.
+	// Fixed order: request id, recovery, headers, then the routes. The
+	// cross-origin check covers every /api call (see csrf.go).
 	r.Use(middleware.RequestID, middleware.Recoverer, securityHeaders)
-	r.Mount("/api", s.apiRoutes())
+	r.With(s.crossOriginProtection).Mount("/api", s.apiRoutes())
 	r.Handle("/*", newConsoleHandler(opts.Console))
 	return r
 }

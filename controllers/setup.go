@@ -51,6 +51,14 @@ type Options struct {
 	ManagerURL string
 }
 
+// ClientOptions is the manager client's setup: Secrets and ConfigMaps are
+// read from the apiserver, never from a cache, so that no process keeps
+// every Secret of the cluster in memory (keys are watched as metadata only,
+// see KeyReconciler).
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}}}
+}
+
 // Setup registers every reconciler and cache index with the manager. The
 // manager command, `bastion dev` and the envtest suites all call it, so they
 // run the same set.

@@ -99,7 +99,7 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 	// As the manager command does: no client-side rate limit.
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = -1
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Cache: controllers.CacheOptions(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Cache: controllers.CacheOptions(), Client: controllers.ClientOptions(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/bastion-dev/bastion/config/crd"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/controlplane"
+	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/users"
 )
 
@@ -132,7 +133,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store := &users.Store{Client: direct, Namespace: devNamespace}
+	store := &users.Store{Client: direct, Namespace: devNamespace, IDs: &ids.Allocator{Client: direct}}
 	password, err := seedAdmin(ctx, store)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -24,7 +25,9 @@ import (
 	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/hub"
+	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/users"
 	"github.com/bastion-dev/bastion/internal/version"
 )
 
@@ -47,6 +50,8 @@ type managerOptions struct {
 	// Launcher runs tasks; nil means Jobs with JobOptions.
 	Launcher   launch.Launcher
 	JobOptions launch.JobOptions
+	// DisablePasswordLogin leaves only single sign-on.
+	DisablePasswordLogin bool
 }
 
 func defaultNamespace() string {
@@ -82,6 +87,7 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 	fs.StringVar(&opts.RunnerURL, "runner-url", "", "URL runners reach the manager at (default --public-url)")
 	fs.IntVar(&opts.TaskKeepLast, "task-keep-last", controllers.DefaultTaskKeepLast, "finished tasks kept as objects per template (a template's keepLast overrides it)")
 	fs.DurationVar(&opts.JobOptions.ActiveDeadline, "task-deadline", opts.JobOptions.ActiveDeadline, "longest a task may run")
+	fs.BoolVar(&opts.DisablePasswordLogin, "disable-password-login", false, "turn password sign-in off (single sign-on only)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -135,8 +141,11 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		cfg.QPS = -1
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  newScheme(),
-		Cache:                   controllers.CacheOptions(),
+		Scheme: newScheme(),
+		Cache:  controllers.CacheOptions(),
+		// Secrets and ConfigMaps are read from the apiserver, never cached
+		// whole: a cache would hold every Secret of the cluster in memory.
+		Client:                  controllers.ClientOptions(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		LeaderElection:          opts.LeaderElect,
@@ -165,7 +174,15 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	if launcher == nil {
 		launcher = &launch.JobLauncher{Client: mgr.GetClient(), Options: opts.JobOptions}
 	}
+	// One allocator for the controllers and the API, which both number
+	// objects; it reads the counters straight from the apiserver.
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, err
+	}
+	alloc := &ids.Allocator{Client: direct}
 	if err := controllers.Setup(mgr, controllers.Options{
+		IDs:              alloc,
 		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: cmp.Or(opts.RunnerURL, opts.PublicURL),
 		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast, Store: output,
 	}); err != nil {
@@ -187,6 +204,11 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		Reader:    mgr.GetAPIReader(),
 		Store:     output,
 		Hub:       live,
+
+		Users:                &users.Store{Client: mgr.GetClient(), Namespace: opts.Namespace, IDs: alloc},
+		IDs:                  alloc,
+		ManagerNamespace:     opts.Namespace,
+		DisablePasswordLogin: opts.DisablePasswordLogin,
 	})
 	if err := mgr.Add(&httpServer{ln: ln, srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}}); err != nil {
 		return nil, err

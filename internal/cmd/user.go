@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/users"
 )
 
@@ -132,7 +133,7 @@ func newUserStore(kubeconfig, namespace string) (*users.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &users.Store{Client: c, Namespace: namespace}, nil
+	return &users.Store{Client: c, Namespace: namespace, IDs: &ids.Allocator{Client: c}}, nil
 }
 
 func listUsers(w io.Writer, store *users.Store) error {

@@ -27,6 +27,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/ids"
 )
 
 // PasswordHashKey is the key of the password hash in a user's Secret.
@@ -35,11 +36,28 @@ const PasswordHashKey = "passwordHash"
 // ErrNotFound means no user has the given login.
 var ErrNotFound = errors.New("user not found")
 
+// ErrTaken means another user already has the username or email.
+var ErrTaken = errors.New("already taken")
+
+// ValidationError is a spec §5 message about the input ("Name is
+// required"); the API answers it with 400 as it is.
+type ValidationError struct{ Message string }
+
+func (e *ValidationError) Error() string { return e.Message }
+
+func invalid(msg string) error { return &ValidationError{Message: msg} }
+
 // Store reads and writes users through a Kubernetes client.
 type Store struct {
+	// Client reads Users and writes Users and Secrets. Password Secrets
+	// are always read with it too, so it must not serve Secrets from a
+	// cache (that would keep every Secret of the cluster in memory).
 	Client client.Client
 	// Namespace holds the password Secrets (the manager's namespace).
 	Namespace string
+	// IDs stamps a new user's id at creation, so the API can answer with
+	// it at once; nil leaves the id to the User controller.
+	IDs *ids.Allocator
 }
 
 // List returns every user, sorted by username.
@@ -73,15 +91,29 @@ func (s *Store) Create(ctx context.Context, spec bastionv1.UserSpec, password st
 		return nil, err
 	}
 	if _, err := s.FindByLogin(ctx, spec.Username); err == nil {
-		return nil, fmt.Errorf("a user with username %q already exists", spec.Username)
+		return nil, fmt.Errorf("a user with username %q already exists: %w", spec.Username, ErrTaken)
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
 	if _, err := s.FindByLogin(ctx, spec.Email); err == nil {
-		return nil, fmt.Errorf("a user with email %q already exists", spec.Email)
+		return nil, fmt.Errorf("a user with email %q already exists: %w", spec.Email, ErrTaken)
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
 	}
 
 	user := &bastionv1.User{Spec: spec}
+	if s.IDs != nil {
+		// The counter lives in the manager's namespace, which a fresh
+		// cluster may not have yet.
+		if err := s.ensureNamespace(ctx); err != nil {
+			return nil, err
+		}
+		id, err := s.IDs.Next(ctx, s.Namespace, ids.CounterUser)
+		if err != nil {
+			return nil, err
+		}
+		user.Labels = map[string]string{bastionv1.LabelID: ids.Format(id)}
+	}
 	// Use the username as the object name when it is a valid one, so that
 	// `kubectl get user admin` works; otherwise let the server pick.
 	if len(validation.IsDNS1123Subdomain(spec.Username)) == 0 {
@@ -103,7 +135,7 @@ func (s *Store) Create(ctx context.Context, spec bastionv1.UserSpec, password st
 // SetPassword stores a new bcrypt hash of password for user.
 func (s *Store) SetPassword(ctx context.Context, user *bastionv1.User, password string) error {
 	if password == "" {
-		return errors.New("Password is required")
+		return invalid("Password is required")
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 	if err != nil {
@@ -158,17 +190,61 @@ func PasswordSecretName(user *bastionv1.User) string {
 
 // validate applies spec §5 to a new user, with the spec's messages.
 func validate(spec bastionv1.UserSpec, password string) error {
-	switch {
-	case strings.TrimSpace(spec.Name) == "":
-		return errors.New("Name is required")
-	case strings.TrimSpace(spec.Username) == "":
-		return errors.New("Username is required")
-	case strings.TrimSpace(spec.Email) == "":
-		return errors.New("Email is required")
-	case password == "":
-		return errors.New("Password is required")
+	if err := ValidateSpec(spec); err != nil {
+		return err
+	}
+	if password == "" {
+		return invalid("Password is required")
 	}
 	return nil
+}
+
+// ValidateSpec applies spec §5 to a user's fields, with the spec's messages.
+func ValidateSpec(spec bastionv1.UserSpec) error {
+	switch {
+	case strings.TrimSpace(spec.Name) == "":
+		return invalid("Name is required")
+	case strings.TrimSpace(spec.Username) == "":
+		return invalid("Username is required")
+	case strings.TrimSpace(spec.Email) == "":
+		return invalid("Email is required")
+	}
+	return nil
+}
+
+// CheckUnique refuses a username or email that a user other than self
+// (a metadata.name; "" for a new user) already has.
+func (s *Store) CheckUnique(ctx context.Context, spec bastionv1.UserSpec, self string) error {
+	all, err := s.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, u := range all {
+		if u.Name == self {
+			continue
+		}
+		if u.Spec.Username == spec.Username {
+			return fmt.Errorf("a user with username %q already exists: %w", spec.Username, ErrTaken)
+		}
+		if strings.EqualFold(u.Spec.Email, spec.Email) {
+			return fmt.Errorf("a user with email %q already exists: %w", spec.Email, ErrTaken)
+		}
+	}
+	return nil
+}
+
+// FindByID returns the user whose id label is id.
+func (s *Store) FindByID(ctx context.Context, id int64) (*bastionv1.User, error) {
+	all, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range all {
+		if got, ok := ids.FromLabels(&all[i]); ok && got == id {
+			return &all[i], nil
+		}
+	}
+	return nil, fmt.Errorf("%w: id %d", ErrNotFound, id)
 }
 
 const passwordAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"

@@ -1,0 +1,124 @@
+package apiserver
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/bastion-dev/bastion/internal/users"
+)
+
+// loginOptions is the body of GET /auth/login.
+type loginOptions struct {
+	OIDCProviders     []oidcProviderJSON `json:"oidc_providers"`
+	LoginWithPassword bool               `json:"login_with_password"`
+}
+
+type oidcProviderJSON struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Color string `json:"color,omitempty"`
+	Icon  string `json:"icon,omitempty"`
+}
+
+func (s *Server) loginOptions(w http.ResponseWriter, _ *http.Request) {
+	respond(w, http.StatusOK, loginOptions{
+		OIDCProviders:     s.oidcList(),
+		LoginWithPassword: !s.opts.DisablePasswordLogin,
+	})
+}
+
+type loginRequest struct {
+	Auth     string `json:"auth"`
+	Password string `json:"password"`
+}
+
+// dummyHash is compared against when the login names nobody, so that an
+// unknown login takes as long as a wrong password and logins cannot be
+// enumerated by timing.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("bastion-no-such-user"), bcrypt.DefaultCost)
+
+// login signs in with a username or email and a password (POST /auth/login).
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if s.opts.DisablePasswordLogin {
+		fail(w, http.StatusForbidden, "password sign-in is turned off on this server; use a single sign-on provider")
+		return
+	}
+	var req loginRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	req.Auth = strings.TrimSpace(req.Auth)
+	switch {
+	case req.Auth == "":
+		fail(w, http.StatusBadRequest, "Username is required")
+		return
+	case req.Password == "":
+		fail(w, http.StatusBadRequest, "Password is required")
+		return
+	}
+	addr := clientAddress(r)
+	if wait, what := s.limiter.blocked(req.Auth, addr); wait > 0 {
+		seconds := int(math.Ceil(wait.Seconds()))
+		w.Header().Set("Retry-After", strconv.Itoa(seconds))
+		fail(w, http.StatusTooManyRequests, fmt.Sprintf(
+			"too many failed sign-ins for this %s; try again in %s", what, (time.Duration(seconds)*time.Second).String()))
+		return
+	}
+	user, err := s.opts.Users.FindByLogin(r.Context(), req.Auth)
+	if err != nil && !errors.Is(err, users.ErrNotFound) {
+		failErr(w, r, err)
+		return
+	}
+	ok := false
+	if user != nil && !user.Spec.External {
+		ok, err = s.opts.Users.CheckPassword(r.Context(), user, req.Password)
+		if err != nil {
+			failErr(w, r, err)
+			return
+		}
+	} else {
+		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(req.Password))
+	}
+	if !ok {
+		s.limiter.failed(req.Auth, addr)
+		fail(w, http.StatusUnauthorized, "Incorrect login or password")
+		return
+	}
+	s.limiter.succeeded(req.Auth)
+	if err := s.startSession(w, r, user); err != nil {
+		failErr(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// logout ends the request's session on the server, not just in the
+// browser: a copied cookie stops working too.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
+		if err := s.opts.Store.DeleteCredential(r.Context(), hashSecret(c.Value)); err != nil {
+			failErr(w, r, err)
+			return
+		}
+	}
+	s.clearSession(w, r)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// clientAddress is the peer's IP. Forwarding headers are not trusted: any
+// client can set them, which would let it pick its own rate-limit bucket.
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

@@ -1,0 +1,316 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/store"
+)
+
+// projectJSON is a project as the API shows it (api-contract.md).
+type projectJSON struct {
+	ID               int64     `json:"id"`
+	Name             string    `json:"name"`
+	Created          time.Time `json:"created"`
+	Alert            bool      `json:"alert"`
+	AlertChat        *string   `json:"alert_chat"`
+	MaxParallelTasks int32     `json:"max_parallel_tasks"`
+	Type             string    `json:"type"`
+}
+
+func toProjectJSON(p *bastionv1.Project) projectJSON {
+	id, _ := ids.FromLabels(p)
+	out := projectJSON{
+		ID: id, Name: p.Spec.DisplayName, Created: p.CreationTimestamp.UTC(), Alert: p.Spec.Alert,
+		MaxParallelTasks: p.Spec.MaxParallelTasks, Type: p.Spec.Type,
+	}
+	if p.Spec.AlertChat != "" {
+		chat := p.Spec.AlertChat
+		out.AlertChat = &chat
+	}
+	return out
+}
+
+// projectRequest is the body of POST /projects and PUT /project/{id}.
+type projectRequest struct {
+	ID               int64           `json:"id"`
+	Name             string          `json:"name"`
+	Alert            bool            `json:"alert"`
+	AlertChat        *string         `json:"alert_chat"`
+	MaxParallelTasks json.RawMessage `json:"max_parallel_tasks"`
+	Type             string          `json:"type"`
+	// Demo fills the new project with the demo resources.
+	Demo bool `json:"demo"`
+}
+
+// spec validates the request by spec §5 and returns the project's fields.
+func (req projectRequest) spec() (bastionv1.ProjectSpec, error) {
+	if strings.TrimSpace(req.Name) == "" {
+		return bastionv1.ProjectSpec{}, badRequest("Project name is required")
+	}
+	limit, err := parseLimit(req.MaxParallelTasks)
+	if err != nil {
+		return bastionv1.ProjectSpec{}, err
+	}
+	spec := bastionv1.ProjectSpec{
+		DisplayName: strings.TrimSpace(req.Name), Alert: req.Alert, MaxParallelTasks: limit, Type: req.Type,
+	}
+	if req.AlertChat != nil {
+		spec.AlertChat = strings.TrimSpace(*req.AlertChat)
+	}
+	return spec, nil
+}
+
+// parseLimit reads max_parallel_tasks: absent or null is 0 (unlimited); a
+// number or a string of one (forms send either) must be a whole number of
+// at least 0.
+func parseLimit(raw json.RawMessage) (int32, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err == nil {
+		text = strings.TrimSpace(text)
+		if text == "" {
+			return 0, nil
+		}
+		raw = json.RawMessage(text)
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != math.Trunc(f) || math.IsInf(f, 0) {
+		return 0, badRequest("Must be integer")
+	}
+	if f < 0 {
+		return 0, badRequest("Must be 0 or greater")
+	}
+	if f > math.MaxInt32 {
+		return 0, badRequest("max_parallel_tasks is too large")
+	}
+	return int32(f), nil
+}
+
+// projectListRoutes serves /projects.
+func (s *Server) projectListRoutes() chi.Router {
+	r := chi.NewRouter()
+	r.Get("/", s.listProjects)
+	r.Post("/", s.createProjectRoute)
+	r.Post("/restore", s.restoreProject)
+	return r
+}
+
+func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) {
+	projects, err := s.visibleProjects(r)
+	if err != nil {
+		failErr(w, r, err)
+		return
+	}
+	out := make([]projectJSON, 0, len(projects))
+	for i := range projects {
+		out = append(out, toProjectJSON(&projects[i]))
+	}
+	respond(w, http.StatusOK, out)
+}
+
+// mayCreateProjects: admins and users with can_create_project (spec §6).
+func mayCreateProjects(p *principal) bool {
+	return p.admin() || p.user.Spec.CanCreateProject
+}
+
+func (s *Server) createProjectRoute(w http.ResponseWriter, r *http.Request) {
+	if !mayCreateProjects(who(r)) {
+		fail(w, http.StatusForbidden, "you may not create projects (can_create_project)")
+		return
+	}
+	var req projectRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	spec, err := req.spec()
+	if err != nil {
+		failErr(w, r, err)
+		return
+	}
+	project, err := s.createProject(r.Context(), who(r), spec)
+	if err != nil {
+		failErr(w, r, err)
+		return
+	}
+	if req.Demo {
+		if err := s.fillDemo(r.Context(), project); err != nil {
+			// A half-filled demo is worse than none: take it all back.
+			_ = s.opts.Client.Delete(context.WithoutCancel(r.Context()), project)
+			failErr(w, r, err)
+			return
+		}
+	}
+	s.projectEvent(r, project, "Project %s created")
+	respond(w, http.StatusCreated, toProjectJSON(project))
+}
+
+// createProject makes a Project with p as its owner, numbers it, and makes
+// its namespace at once, so that resources can be created in it without
+// waiting for the Project controller (which adopts the namespace by its
+// label).
+func (s *Server) createProject(ctx context.Context, p *principal, spec bastionv1.ProjectSpec) (*bastionv1.Project, error) {
+	spec.Members = []bastionv1.ProjectMember{{User: p.user.Name, Role: bastionv1.RoleOwner}}
+	id, err := s.opts.IDs.Next(ctx, s.opts.ManagerNamespace, ids.CounterProject)
+	if err != nil {
+		return nil, err
+	}
+	project := &bastionv1.Project{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: generateName(spec.DisplayName, "project"),
+			Labels:       map[string]string{bastionv1.LabelID: ids.Format(id)},
+		},
+		Spec: spec,
+	}
+	if err := s.opts.Client.Create(ctx, project); err != nil {
+		return nil, err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:   bastionv1.ProjectNamespace(project.Name),
+		Labels: map[string]string{bastionv1.LabelProject: project.Name},
+	}}
+	if err := s.opts.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		_ = s.opts.Client.Delete(context.WithoutCancel(ctx), project)
+		return nil, err
+	}
+	return project, s.waitCached(ctx, project)
+}
+
+func (s *Server) projectEvent(r *http.Request, project *bastionv1.Project, format string) {
+	id, _ := ids.FromLabels(project)
+	s.event(r, store.Event{ProjectID: id, ProjectName: project.Spec.DisplayName, ObjectType: "project",
+		ObjectID: id, ObjectName: project.Spec.DisplayName, Description: fmt.Sprintf(format, project.Spec.DisplayName)})
+}
+
+func (s *Server) getProject(w http.ResponseWriter, r *http.Request) {
+	respond(w, http.StatusOK, toProjectJSON(projectOf(r).project))
+}
+
+func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) {
+	var req projectRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	a := projectOf(r)
+	if req.ID != 0 && req.ID != a.id {
+		fail(w, http.StatusBadRequest, fmt.Sprintf("the body's id %d is not the URL's id %d", req.ID, a.id))
+		return
+	}
+	spec, err := req.spec()
+	if err != nil {
+		failErr(w, r, err)
+		return
+	}
+	updated, err := s.updateProjectSpec(r.Context(), a.project, func(p *bastionv1.ProjectSpec) error {
+		members := p.Members
+		*p = spec
+		p.Members = members // the team has its own routes
+		return nil
+	})
+	if err != nil {
+		failErr(w, r, err)
+		return
+	}
+	s.projectEvent(r, updated, "Project %s updated")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// updateProjectSpec applies change to the latest version of the project,
+// retrying on conflicts, and waits until the cache has the result. change
+// may refuse by returning an error, which is returned as is.
+func (s *Server) updateProjectSpec(ctx context.Context, project *bastionv1.Project, change func(*bastionv1.ProjectSpec) error) (*bastionv1.Project, error) {
+	latest := project.DeepCopy()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := s.opts.Reader.Get(ctx, clientKey(project), latest); err != nil {
+			return err
+		}
+		if err := change(&latest.Spec); err != nil {
+			return err
+		}
+		return s.opts.Client.Update(ctx, latest)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return latest, s.waitCached(ctx, latest)
+}
+
+// deleteProject deletes the Project; its controller deletes the namespace
+// and everything in it.
+func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request) {
+	project := projectOf(r).project
+	if err := s.opts.Client.Delete(r.Context(), project); err != nil {
+		failErr(w, r, err)
+		return
+	}
+	if err := s.waitGone(r.Context(), project); err != nil {
+		failErr(w, r, err)
+		return
+	}
+	s.projectEvent(r, project, "Project %s deleted")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type roleJSON struct {
+	Role        bastionv1.ProjectRole `json:"role"`
+	Permissions int                   `json:"permissions"`
+}
+
+// projectRole answers the user's role and bits; an admin who is not a
+// member gets "" and 0 and passes every check anyway (api-contract.md).
+func (s *Server) projectRole(w http.ResponseWriter, r *http.Request) {
+	a := projectOf(r)
+	respond(w, http.StatusOK, roleJSON{Role: a.role, Permissions: a.permissions})
+}
+
+// removeFromProjects takes a user out of every team (before the user is
+// deleted), so no project keeps a member who does not exist.
+func (s *Server) removeFromProjects(ctx context.Context, userName string) error {
+	list := &bastionv1.ProjectList{}
+	if err := s.opts.Client.List(ctx, list); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		project := &list.Items[i]
+		if memberIndex(project.Spec.Members, userName) < 0 {
+			continue
+		}
+		_, err := s.updateProjectSpec(ctx, project, func(p *bastionv1.ProjectSpec) error {
+			if i := memberIndex(p.Members, userName); i >= 0 {
+				p.Members = append(p.Members[:i], p.Members[i+1:]...)
+			}
+			return nil
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+func memberIndex(members []bastionv1.ProjectMember, userName string) int {
+	for i, m := range members {
+		if m.User == userName {
+			return i
+		}
+	}
+	return -1
+}
