@@ -142,6 +142,7 @@ func (r *TaskReconciler) reconcileWaiting(ctx context.Context, task *bastionv1.T
 	}
 	meta.RemoveStatusCondition(&task.Status.Conditions, bastionv1.ConditionQueued)
 	r.transition(task, bastionv1.TaskStarting, "")
+	r.taskEvent(ctx, task, "started")
 	return r.reconcileActive(ctx, task)
 }
 

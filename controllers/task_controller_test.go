@@ -377,6 +377,20 @@ func TestTaskReconciler_prunesFinishedTasksBeyondTheTemplatesKeepLast(t *testing
 	}
 	p.g.Expect(byID).To(HaveKeyWithValue(int64(2001), "success/nightly"))
 	p.g.Expect(byID).To(HaveKeyWithValue(int64(2002), "error/nightly"))
+
+	// Starts and results are in the project's activity log.
+	p.g.Eventually(func(g Gomega) {
+		events, err := suiteStore.Events(context.Background(), []int64{projectID}, 100)
+		g.Expect(err).NotTo(HaveOccurred())
+		var descriptions []string
+		for _, e := range events {
+			g.Expect(e.ObjectType).To(Equal("task"))
+			descriptions = append(descriptions, e.Description)
+		}
+		g.Expect(descriptions).To(ContainElements(
+			"Task 2001 of nightly started", "Task 2001 of nightly finished: success",
+			"Task 2002 of nightly finished: failed"))
+	}, timeout, interval).Should(Succeed())
 }
 
 func TestTaskReconciler_mountsTheTasksOwnSecretAndTheEnvironmentsButNeverCopiesThem(t *testing.T) {

@@ -138,6 +138,7 @@ func (r *TaskReconciler) finish(ctx context.Context, task *bastionv1.Task) error
 	if err := r.saveSummary(ctx, task); err != nil {
 		return err
 	}
+	r.taskEvent(ctx, task, "finished: "+displayStatus(task.Status.Status))
 	if err := r.pruneFinished(ctx, task); err != nil {
 		return err
 	}
@@ -189,4 +190,12 @@ func rawOf(j *apiextensionsv1.JSON) *[]byte {
 		return nil
 	}
 	return &j.Raw
+}
+
+// displayStatus is a status as the console names it (error shows as Failed).
+func displayStatus(s bastionv1.TaskStatusValue) string {
+	if s == bastionv1.TaskError {
+		return "failed"
+	}
+	return string(s)
 }
