@@ -52,6 +52,23 @@ type apiEnv struct {
 	Users *users.Store
 	Log   *syncBuffer // everything the API and the reconcilers logged
 	Clock *testClock
+	// opts is the shared server's configuration; serve makes variants.
+	opts apiserver.Options
+}
+
+// serve starts another API server over the same cluster and store, with
+// options changed by change (single sign-on, password sign-in off), and
+// returns its URL.
+func (e *apiEnv) serve(t *testing.T, change func(srvURL string, o *apiserver.Options)) string {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	opts := e.opts
+	opts.PublicURL = "http://" + srv.Listener.Addr().String()
+	change(opts.PublicURL, &opts)
+	srv.Config.Handler = apiserver.New(opts)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 var (
@@ -174,12 +191,13 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 	clock := &testClock{}
 	userStore := &users.Store{Client: mgr.GetClient(), Namespace: managerNamespace, IDs: alloc}
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Config.Handler = apiserver.New(apiserver.Options{
+	opts := apiserver.Options{
 		Version: "test", PublicURL: "http://" + srv.Listener.Addr().String(),
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Hub: hub.New(),
 		Users: userStore, IDs: alloc, ManagerNamespace: managerNamespace,
 		Auth: apiserver.AuthOptions{Now: clock.Now},
-	})
+	}
+	srv.Config.Handler = apiserver.New(opts)
 	srv.Start()
 	stops = append(stops, srv.Close)
 
@@ -195,7 +213,7 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return nil, stops, fmt.Errorf("the cache did not sync")
 	}
-	return &apiEnv{URL: srv.URL, K8s: direct, Store: st, Users: userStore, Log: logs, Clock: clock}, stops, nil
+	return &apiEnv{URL: srv.URL, K8s: direct, Store: st, Users: userStore, Log: logs, Clock: clock, opts: opts}, stops, nil
 }
 
 var userSeq atomic.Int64

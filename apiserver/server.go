@@ -13,6 +13,7 @@ import (
 
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/oidc"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/users"
 )
@@ -48,6 +49,8 @@ type Options struct {
 	ManagerNamespace string
 	// DisablePasswordLogin turns password sign-in off (OIDC only).
 	DisablePasswordLogin bool
+	// OIDC is the configured single sign-on providers; nil means none.
+	OIDC *oidc.Providers
 	// Auth tunes sessions and sign-in limits; the zero value is the
 	// production setting.
 	Auth AuthOptions

@@ -9,7 +9,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +30,7 @@ import (
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/oidc"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/users"
 	"github.com/bastion-dev/bastion/internal/version"
@@ -52,6 +57,11 @@ type managerOptions struct {
 	JobOptions launch.JobOptions
 	// DisablePasswordLogin leaves only single sign-on.
 	DisablePasswordLogin bool
+	// OIDC is the single sign-on providers, from flags and a config file.
+	OIDC []oidc.ProviderConfig
+	// OIDCCookieKeyFile holds a key shared by replicas for the sign-in
+	// cookie; without it each process draws its own.
+	OIDCCookieKeyFile string
 }
 
 func defaultNamespace() string {
@@ -88,6 +98,23 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 	fs.IntVar(&opts.TaskKeepLast, "task-keep-last", controllers.DefaultTaskKeepLast, "finished tasks kept as objects per template (a template's keepLast overrides it)")
 	fs.DurationVar(&opts.JobOptions.ActiveDeadline, "task-deadline", opts.JobOptions.ActiveDeadline, "longest a task may run")
 	fs.BoolVar(&opts.DisablePasswordLogin, "disable-password-login", false, "turn password sign-in off (single sign-on only)")
+	fs.Func("oidc-provider", "a single sign-on provider: id=…,name=…,issuer=…,client-id=…,client-secret-file=… or client-secret-ref=SECRET/KEY[,color=…,icon=…] (repeatable)", func(v string) error {
+		p, err := oidc.ParseFlag(v)
+		if err != nil {
+			return err
+		}
+		opts.OIDC = append(opts.OIDC, p)
+		return nil
+	})
+	fs.Func("oidc-config", "a YAML or JSON file listing single sign-on providers", func(path string) error {
+		ps, err := oidc.LoadConfig(path)
+		if err != nil {
+			return err
+		}
+		opts.OIDC = append(opts.OIDC, ps...)
+		return nil
+	})
+	fs.StringVar(&opts.OIDCCookieKeyFile, "oidc-cookie-key-file", "", "file with a key shared by all replicas for the single sign-on cookie")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -196,6 +223,10 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 			return nil, err
 		}
 	}
+	providers, err := newOIDC(context.Background(), direct, opts)
+	if err != nil {
+		return nil, err
+	}
 	handler := apiserver.New(apiserver.Options{
 		Version:   version.Version,
 		PublicURL: opts.PublicURL,
@@ -209,11 +240,45 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		IDs:                  alloc,
 		ManagerNamespace:     opts.Namespace,
 		DisablePasswordLogin: opts.DisablePasswordLogin,
+		OIDC:                 providers,
 	})
 	if err := mgr.Add(&httpServer{ln: ln, srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}}); err != nil {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// newOIDC sets up the single sign-on providers. Client secrets named by a
+// Secret reference are read from the manager's namespace here, once.
+func newOIDC(ctx context.Context, c client.Client, opts managerOptions) (*oidc.Providers, error) {
+	if len(opts.OIDC) == 0 {
+		return nil, nil
+	}
+	cfgs := slices.Clone(opts.OIDC)
+	for i := range cfgs {
+		ref := cfgs[i].ClientSecretRef
+		if ref == nil || cfgs[i].ClientSecret != "" {
+			continue
+		}
+		secret := &corev1.Secret{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: opts.Namespace, Name: ref.Name}, secret); err != nil {
+			return nil, fmt.Errorf("single sign-on provider %s: reading Secret %s/%s: %w", cfgs[i].ID, opts.Namespace, ref.Name, err)
+		}
+		value, ok := secret.Data[ref.Key]
+		if !ok {
+			return nil, fmt.Errorf("single sign-on provider %s: Secret %s/%s has no key %q", cfgs[i].ID, opts.Namespace, ref.Name, ref.Key)
+		}
+		cfgs[i].ClientSecret = strings.TrimSpace(string(value))
+	}
+	var options []oidc.Option
+	if opts.OIDCCookieKeyFile != "" {
+		key, err := os.ReadFile(opts.OIDCCookieKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --oidc-cookie-key-file: %w", err)
+		}
+		options = append(options, oidc.WithCookieKey(key))
+	}
+	return oidc.New(ctx, cfgs, opts.PublicURL, options...)
 }
 
 // httpServer runs the API on every replica, leader or not.

@@ -132,6 +132,35 @@ func (s *Store) Create(ctx context.Context, spec bastionv1.UserSpec, password st
 	return user, nil
 }
 
+// CreateExternal adds a user who signs in through a single sign-on
+// provider: no password, and annotations that link it to its identity.
+func (s *Store) CreateExternal(ctx context.Context, spec bastionv1.UserSpec, annotations map[string]string) (*bastionv1.User, error) {
+	spec.External = true
+	if err := ValidateSpec(spec); err != nil {
+		return nil, err
+	}
+	if err := s.CheckUnique(ctx, spec, ""); err != nil {
+		return nil, err
+	}
+	user := &bastionv1.User{Spec: spec}
+	user.Annotations = annotations
+	user.GenerateName = "sso-"
+	if s.IDs != nil {
+		if err := s.ensureNamespace(ctx); err != nil {
+			return nil, err
+		}
+		id, err := s.IDs.Next(ctx, s.Namespace, ids.CounterUser)
+		if err != nil {
+			return nil, err
+		}
+		user.Labels = map[string]string{bastionv1.LabelID: ids.Format(id)}
+	}
+	if err := s.Client.Create(ctx, user); err != nil {
+		return nil, err
+	}
+	return user, nil
+}
+
 // SetPassword stores a new bcrypt hash of password for user.
 func (s *Store) SetPassword(ctx context.Context, user *bastionv1.User, password string) error {
 	if password == "" {
