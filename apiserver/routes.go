@@ -1,9 +1,14 @@
 package apiserver
 
 import (
+	"context"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/bastion-dev/bastion/internal/hub"
 )
 
 // apiRoutes is the /api route tree. It reads like spec §7: one Routes() per
@@ -84,13 +89,34 @@ func (s *Server) wsFilter(r *http.Request) (func(projectID int64) bool, bool) {
 		return nil, false
 	}
 	if p.admin() {
-		return func(int64) bool { return true }, true
+		return hub.All, true
 	}
-	// Membership is read per event from the cache, so a user added to or
-	// removed from a project mid-connection sees the change at once.
-	ctx := r.Context()
+	return s.membershipFilter(r.Context(), p), true
+}
+
+// membershipRecheck is how long a membership answer is reused. The filter
+// runs for every message (hundreds of thousands of lines a second), so it
+// cannot read the cache each time; a user removed from a project stops
+// receiving its output within this delay.
+const membershipRecheck = 2 * time.Second
+
+func (s *Server) membershipFilter(ctx context.Context, p *principal) func(int64) bool {
+	type answer struct {
+		ok bool
+		at time.Time
+	}
+	var mu sync.Mutex
+	known := map[int64]answer{}
 	return func(projectID int64) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		if a, ok := known[projectID]; ok && now.Sub(a.at) < membershipRecheck {
+			return a.ok
+		}
 		project, err := s.projectByID(ctx, projectID)
-		return err == nil && accessTo(project, p) != nil
-	}, true
+		ok := err == nil && accessTo(project, p) != nil
+		known[projectID] = answer{ok, now}
+		return ok
+	}
 }
