@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -129,6 +130,13 @@ func TestDev_servesTheProductAndKeepsProjectsAcrossARestart(t *testing.T) {
 	}
 	assertPassword(t, kubeconfig, "admin", "n3wPassw0rd", true)
 	assertPassword(t, kubeconfig, "admin", password, false)
+	// And through the API, as the console signs in.
+	if code := signIn(t, again.url, "admin", "n3wPassw0rd"); code != http.StatusNoContent {
+		t.Fatalf("sign-in with the password set by change-by-login = %d", code)
+	}
+	if code := signIn(t, again.url, "admin", password); code != http.StatusUnauthorized {
+		t.Fatalf("sign-in with the old password = %d, want 401", code)
+	}
 
 	// The other user commands of the sign-in help text.
 	_, stderr, code = runBastion(t, "", "user", "add", "--kubeconfig", kubeconfig,
@@ -137,6 +145,9 @@ func TestDev_servesTheProductAndKeepsProjectsAcrossARestart(t *testing.T) {
 		t.Fatalf("user add exited %d: %s", code, stderr)
 	}
 	assertPassword(t, kubeconfig, "ops@example.com", "opsPassw0rd", true)
+	if code := signIn(t, again.url, "ops@example.com", "opsPassw0rd"); code != http.StatusNoContent {
+		t.Fatalf("sign-in as the user made by `bastion user add` = %d", code)
+	}
 	if _, stderr, code = runBastion(t, "", "user", "add", "--kubeconfig", kubeconfig,
 		"--login", "ops", "--name", "Again", "--email", "other@example.com", "--password", "x"); code != 1 || !strings.Contains(stderr, "already exists") {
 		t.Fatalf("duplicate user add = %d %q, want 1 and 'already exists'", code, stderr)
@@ -284,6 +295,28 @@ func isZombie(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(stat), ')')
 	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+}
+
+// signIn posts the console's sign-in form and returns the status; a 204
+// must come with the session cookies.
+func signIn(t *testing.T, base, login, password string) int {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"auth": login, "password": password})
+	resp, err := http.Post(base+"/api/auth/login", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNoContent {
+		names := map[string]bool{}
+		for _, c := range resp.Cookies() {
+			names[c.Name] = true
+		}
+		if !names["semaphore"] || !names["bastion_session"] {
+			t.Fatalf("sign-in as %s set cookies %v", login, names)
+		}
+	}
+	return resp.StatusCode
 }
 
 func assertPassword(t *testing.T, kubeconfig, login, password string, want bool) {
