@@ -63,48 +63,54 @@ type matrixRow struct {
 	method, path string
 	body         string
 	want         expect
+	// setup, when set, makes objects in the call's project (a fresh one
+	// for writes) and returns more placeholders: {"key": "3"} fills {key}.
+	setup func(t *testing.T, e *apiEnv, project *bastionv1.Project) map[string]string
+	// fresh gives even a GET its own project (a setup that must not pile
+	// objects into the shared one).
+	fresh bool
 }
 
 var matrix = []matrixRow{
 	// Session and global.
-	{"GET", "/api/auth/login", "", expect{"*": 200}},
-	{"POST", "/api/auth/logout", "", expect{"*": 204}},
-	{"GET", "/api/user", "", signedIn(200)},
-	{"GET", "/api/info", "", expect{"*": 200}},
-	{"GET", "/api/events/last", "", signedIn(200)},
-	{"GET", "/api/user/tokens", "", signedIn(200)},
-	{"POST", "/api/user/tokens", "", signedIn(201)},
+	{"GET", "/api/auth/login", "", expect{"*": 200}, nil, false},
+	{"POST", "/api/auth/logout", "", expect{"*": 204}, nil, false},
+	{"GET", "/api/user", "", signedIn(200), nil, false},
+	{"GET", "/api/info", "", expect{"*": 200}, nil, false},
+	{"GET", "/api/events/last", "", signedIn(200), nil, false},
+	{"GET", "/api/user/tokens", "", signedIn(200), nil, false},
+	{"POST", "/api/user/tokens", "", signedIn(201), nil, false},
 
 	// Users: admins manage everyone; each user their own row.
-	{"GET", "/api/users", "", signedIn(200)},
-	{"POST", "/api/users", `{"name":"N","username":"new-{nonce}","email":"new-{nonce}@example.test","password":"pw-123456"}`, adminsOnly(201)},
-	{"GET", "/api/users/{self}", "", signedIn(200)},
-	{"PUT", "/api/users/{self}", `{"name":"Me","username":"{self_login}","email":"{self_login}@example.test","admin":{self_admin}}`, signedIn(204)},
-	{"GET", "/api/users/{target}", "", adminsOnly(200)},
-	{"PUT", "/api/users/{target}", `{"name":"T","username":"{target_login}","email":"{target_login}@example.test"}`, adminsOnly(204)},
-	{"POST", "/api/users/{target}/password", `{"password":"another-pw"}`, adminsOnly(204)},
-	{"DELETE", "/api/users/{target}", "", adminsOnly(204)},
+	{"GET", "/api/users", "", signedIn(200), nil, false},
+	{"POST", "/api/users", `{"name":"N","username":"new-{nonce}","email":"new-{nonce}@example.test","password":"pw-123456"}`, adminsOnly(201), nil, false},
+	{"GET", "/api/users/{self}", "", signedIn(200), nil, false},
+	{"PUT", "/api/users/{self}", `{"name":"Me","username":"{self_login}","email":"{self_login}@example.test","admin":{self_admin}}`, signedIn(204), nil, false},
+	{"GET", "/api/users/{target}", "", adminsOnly(200), nil, false},
+	{"PUT", "/api/users/{target}", `{"name":"T","username":"{target_login}","email":"{target_login}@example.test"}`, adminsOnly(204), nil, false},
+	{"POST", "/api/users/{target}/password", `{"password":"another-pw"}`, adminsOnly(204), nil, false},
+	{"DELETE", "/api/users/{target}", "", adminsOnly(204), nil, false},
 	// Nobody deletes their own row, admins included.
-	{"DELETE", "/api/users/{self}", "", expect{anonymous: 401, "*": 403}},
+	{"DELETE", "/api/users/{self}", "", expect{anonymous: 401, "*": 403}, nil, false},
 
 	// Projects.
-	{"GET", "/api/projects", "", signedIn(200)},
-	{"POST", "/api/projects", `{"name":"made by matrix"}`, adminsOnly(201)},
-	{"GET", "/api/project/{project}", "", members(200)},
-	{"GET", "/api/project/{project}/role", "", members(200)},
-	{"GET", "/api/project/{project}/events/last", "", members(200)},
-	{"GET", "/api/project/{project}/backup", "", members(200)},
-	{"PUT", "/api/project/{project}", `{"name":"renamed"}`, needs(204, owner)},
-	{"DELETE", "/api/project/{project}", "", needs(204, owner)},
+	{"GET", "/api/projects", "", signedIn(200), nil, false},
+	{"POST", "/api/projects", `{"name":"made by matrix"}`, adminsOnly(201), nil, false},
+	{"GET", "/api/project/{project}", "", members(200), nil, false},
+	{"GET", "/api/project/{project}/role", "", members(200), nil, false},
+	{"GET", "/api/project/{project}/events/last", "", members(200), nil, false},
+	{"GET", "/api/project/{project}/backup", "", members(200), nil, false},
+	{"PUT", "/api/project/{project}", `{"name":"renamed"}`, needs(204, owner), nil, false},
+	{"DELETE", "/api/project/{project}", "", needs(204, owner), nil, false},
 
 	// Team.
-	{"GET", "/api/project/{project}/users", "", members(200)},
-	{"POST", "/api/project/{project}/users", `{"user_id":{spare},"role":"guest"}`, needs(204, owner)},
-	{"PUT", "/api/project/{project}/users/{target}", `{"role":"task_runner"}`, needs(204, owner)},
-	{"DELETE", "/api/project/{project}/users/{target}", "", needs(204, owner)},
+	{"GET", "/api/project/{project}/users", "", members(200), nil, false},
+	{"POST", "/api/project/{project}/users", `{"user_id":{spare},"role":"guest"}`, needs(204, owner), nil, false},
+	{"PUT", "/api/project/{project}/users/{target}", `{"role":"task_runner"}`, needs(204, owner), nil, false},
+	{"DELETE", "/api/project/{project}/users/{target}", "", needs(204, owner), nil, false},
 	// Any member but the owner may leave; an admin who is not a member
 	// has nothing to leave.
-	{"DELETE", "/api/project/{project}/me", "", expect{anonymous: 401, nonMember: 404, owner: 403, admin: 400, "*": 204}},
+	{"DELETE", "/api/project/{project}/me", "", expect{anonymous: 401, nonMember: 404, owner: 403, admin: 400, "*": 204}, nil, false},
 }
 
 // matrixFixture is a project with one member per role, and the users
@@ -172,11 +178,19 @@ func (e *apiEnv) newProject(t *testing.T, name string, members []bastionv1.Proje
 }
 
 func TestPermissionMatrix(t *testing.T) {
+	runMatrix(t, matrix)
+}
+
+// runMatrix calls every row as every caller and checks the status. Rows
+// that write, and rows that name {target}, get a fresh project per call so
+// one caller's success cannot change what the next one meets; a row's
+// setup makes the objects its path names in that project.
+func runMatrix(t *testing.T, rows []matrixRow) {
 	e := startEnv(t)
 	f := newMatrixFixture(t, e)
 	shared := f.newProject(t, e)
 	nonce := 0
-	for _, row := range matrix {
+	for _, row := range rows {
 		for _, caller := range callers {
 			want := row.want.of(caller)
 			name := fmt.Sprintf("%s %s as %s", row.method, row.path, caller)
@@ -194,7 +208,7 @@ func TestPermissionMatrix(t *testing.T) {
 			if needsTarget {
 				target, _ = e.newUser(t, "target", false)
 			}
-			if mutates && strings.Contains(row.path, "{project}") || needsTarget && strings.Contains(row.path, "{project}") {
+			if (mutates || needsTarget || row.fresh) && strings.Contains(row.path, "{project}") {
 				var extra []bastionv1.ProjectMember
 				if target != nil {
 					extra = append(extra, bastionv1.ProjectMember{User: target.Name, Role: bastionv1.RoleGuest})
@@ -204,6 +218,11 @@ func TestPermissionMatrix(t *testing.T) {
 			nonce++
 			replacer := []string{
 				"{project}", itoa(project), "{nonce}", itoa(int64(nonce)),
+			}
+			if row.setup != nil {
+				for k, v := range row.setup(t, e, e.projectObject(t, project)) {
+					replacer = append(replacer, "{"+k+"}", v)
+				}
 			}
 			if u := f.users[caller]; u != nil {
 				replacer = append(replacer, "{self}", itoa(userIDOf(t, u)), "{self_login}", u.Spec.Username,

@@ -159,4 +159,3 @@ func (s *Server) freeUsername(all []bastionv1.User, want string) string {
 	}
 	return name
 }
-

@@ -35,6 +35,10 @@ func (s *Server) apiRoutes() chi.Router {
 		r.Get("/auth/oidc/{provider}/login", s.oidcLogin)
 		r.Get("/auth/oidc/{provider}/redirect", s.oidcCallback)
 
+		// Incoming webhooks authenticate with the integration's own secret,
+		// not a session.
+		r.Mount("/integrations", s.webhookRoutes())
+
 		// Signed in.
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)
@@ -43,6 +47,7 @@ func (s *Server) apiRoutes() chi.Router {
 			r.Mount("/users", s.userRoutes())
 			r.Mount("/projects", s.projectListRoutes())
 			r.Get("/events/last", s.allEvents)
+			r.Get("/apps", s.apps)
 			if s.opts.Hub != nil {
 				r.Method(http.MethodGet, "/ws", WSHandler(s.opts.Hub, s.wsFilter, s.opts.WS))
 			}
@@ -56,6 +61,19 @@ func (s *Server) apiRoutes() chi.Router {
 				r.Get("/events/last", s.projectEvents)
 				r.Delete("/me", s.leaveProject)
 				r.Mount("/users", s.teamRoutes())
+
+				// Project resources (issue #6): members read; writes need
+				// manageProjectResources, tasks runProjectTasks and
+				// integrations updateProject, checked in each Routes().
+				r.Mount("/keys", s.keyRoutes())
+				r.Mount("/repositories", s.repositoryRoutes())
+				r.Mount("/inventory", s.inventoryRoutes())
+				r.Mount("/environment", s.environmentRoutes())
+				r.Mount("/templates", s.templateRoutes())
+				r.Mount("/views", s.viewRoutes())
+				r.Mount("/schedules", s.scheduleRoutes())
+				r.Mount("/tasks", s.taskRoutes())
+				r.Mount("/integrations", s.integrationRoutes())
 
 				// updateProject.
 				r.With(require(permUpdateProject)).Put("/", s.updateProject)

@@ -1,0 +1,6 @@
+package apiserver
+
+import "github.com/go-chi/chi/v5"
+
+// environmentRoutes is not built yet (issue #6); its routes answer 404.
+func (s *Server) environmentRoutes() chi.Router { return chi.NewRouter() }
