@@ -189,3 +189,5 @@ func isSecretList(list client.ObjectList) bool {
 	_, ok := list.(*corev1.SecretList)
 	return ok
 }
+
+func inNS(ns string) client.InNamespace { return client.InNamespace(ns) }
