@@ -13,6 +13,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/users"
 )
 
 const (
@@ -126,6 +127,11 @@ func (s *Server) principalOf(r *http.Request) (*principal, string) {
 		// The user was deleted: their credentials die with them.
 		return nil, "user no longer exists"
 	}
+	if kind == store.CredentialSession && cred.Created.Before(users.PasswordChangedAt(user)) {
+		// The password changed after this sign-in, here or through
+		// `bastion user change-by-login`.
+		return nil, "the password was changed; sign in again"
+	}
 	return &principal{user: user, id: cred.UserID, credential: cred.Hash, kind: kind}, ""
 }
 
@@ -144,20 +150,22 @@ func hashSecret(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// startSession stores a new session for user and sets both cookies.
-func (s *Server) startSession(w http.ResponseWriter, r *http.Request, user *bastionv1.User) error {
+// startSession stores a new session for user, sets both cookies and
+// returns the session's hash.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, user *bastionv1.User) (string, error) {
 	id, ok := ids.FromLabels(user)
 	if !ok {
-		return errors.New("the user has no id yet; try again in a moment")
+		return "", errors.New("the user has no id yet; try again in a moment")
 	}
 	secret := newSecret()
 	now := s.opts.Auth.Now()
 	expires := now.Add(s.opts.Auth.SessionTTL)
+	hash := hashSecret(secret)
 	err := s.opts.Store.PutCredential(r.Context(), store.Credential{
-		Hash: hashSecret(secret), Kind: store.CredentialSession, UserID: id, Created: now, Expires: expires,
+		Hash: hash, Kind: store.CredentialSession, UserID: id, Created: now, Expires: expires,
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	secure := s.secureCookies(r)
 	http.SetCookie(w, &http.Cookie{
@@ -170,7 +178,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, user *bast
 		Name: markerCookie, Value: "1", Path: "/", Expires: expires,
 		Secure: secure, SameSite: http.SameSiteLaxMode,
 	})
-	return nil
+	return hash, nil
 }
 
 // clearSession expires both cookies in the browser.

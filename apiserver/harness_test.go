@@ -189,7 +189,7 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 		return nil, stops, err
 	}
 	clock := &testClock{}
-	userStore := &users.Store{Client: mgr.GetClient(), Namespace: managerNamespace, IDs: alloc}
+	userStore := &users.Store{Client: mgr.GetClient(), Namespace: managerNamespace, IDs: alloc, Now: clock.Now}
 	srv := httptest.NewUnstartedServer(nil)
 	opts := apiserver.Options{
 		Version: "test", PublicURL: "http://" + srv.Listener.Addr().String(),

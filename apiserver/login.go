@@ -93,7 +93,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.limiter.succeeded(req.Auth)
-	if err := s.startSession(w, r, user); err != nil {
+	if _, err := s.startSession(w, r, user); err != nil {
 		failErr(w, r, err)
 		return
 	}

@@ -64,7 +64,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		s.oidcFailed(w, r, fmt.Errorf("%w: could not link your account; the server log has the details", oidc.ErrSignInFailed))
 		return
 	}
-	if err := s.startSession(w, r, user); err != nil {
+	if _, err := s.startSession(w, r, user); err != nil {
 		failErr(w, r, err)
 		return
 	}

@@ -274,9 +274,16 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 		failErr(w, r, err)
 		return
 	}
+	// The change ends every older session; the one that made it gets a new
+	// session instead, so the user stays signed in here.
 	keep := ""
 	if p.id == userID(user) && p.kind == store.CredentialSession {
-		keep = p.credential
+		fresh, err := s.startSession(w, r, user)
+		if err != nil {
+			failErr(w, r, err)
+			return
+		}
+		keep = fresh
 	}
 	if _, err := s.opts.Store.DeleteUserCredentials(r.Context(), userID(user), store.CredentialSession, keep); err != nil {
 		failErr(w, r, err)

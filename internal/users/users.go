@@ -16,10 +16,12 @@ import (
 	"math/big"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -58,6 +60,8 @@ type Store struct {
 	// IDs stamps a new user's id at creation, so the API can answer with
 	// it at once; nil leaves the id to the User controller.
 	IDs *ids.Allocator
+	// Now is the clock of the password-change mark; nil is time.Now.
+	Now func() time.Time
 }
 
 // List returns every user, sorted by username.
@@ -188,7 +192,34 @@ func (s *Store) SetPassword(ctx context.Context, user *bastionv1.User, password 
 		// The error names the Secret, never its content.
 		return fmt.Errorf("storing the password of %s: %w", user.Spec.Username, err)
 	}
+	// Sessions older than this mark are refused by the API, wherever the
+	// password was changed: the console, or `bastion user change-by-login`,
+	// which cannot reach the session store.
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, AnnotationPasswordChanged, s.now().UTC().Format(time.RFC3339Nano))
+	if err := s.Client.Patch(ctx, user, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return fmt.Errorf("marking the password change of %s: %w", user.Spec.Username, err)
+	}
 	return nil
+}
+
+// AnnotationPasswordChanged on a User is when its password last changed.
+const AnnotationPasswordChanged = "automation.bastion.dev/password-changed-at"
+
+// PasswordChangedAt is when user's password last changed (zero if never
+// recorded).
+func PasswordChangedAt(user *bastionv1.User) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, user.Annotations[AnnotationPasswordChanged])
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // CheckPassword reports whether password is the user's password.

@@ -124,6 +124,10 @@ func TestDev_servesTheProductAndKeepsProjectsAcrossARestart(t *testing.T) {
 	if out, err := kubectl(t, kubeconfig, "", "get", "project", "e2e", "-o", "jsonpath={.spec.displayName}"); err != nil || out != "End to end" {
 		t.Fatalf("project lost across restart: %q %v", out, err)
 	}
+	code, session := signInCookies(t, again.url, "admin", password)
+	if code != http.StatusNoContent {
+		t.Fatalf("sign-in with the banner's password after a restart = %d", code)
+	}
 	_, stderr, code := runBastion(t, "n3wPassw0rd\n", "user", "change-by-login", "--kubeconfig", kubeconfig, "--login", "admin")
 	if code != 0 {
 		t.Fatalf("change-by-login exited %d: %s", code, stderr)
@@ -136,6 +140,14 @@ func TestDev_servesTheProductAndKeepsProjectsAcrossARestart(t *testing.T) {
 	}
 	if code := signIn(t, again.url, "admin", password); code != http.StatusUnauthorized {
 		t.Fatalf("sign-in with the old password = %d, want 401", code)
+	}
+	// The session opened before the reset ended with it.
+	req, _ := http.NewRequest("GET", again.url+"/api/user", nil)
+	for _, c := range session {
+		req.AddCookie(c)
+	}
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a session from before change-by-login = %v %v, want 401", resp.StatusCode, err)
 	}
 
 	// The other user commands of the sign-in help text.
@@ -301,6 +313,12 @@ func isZombie(pid int) bool {
 // must come with the session cookies.
 func signIn(t *testing.T, base, login, password string) int {
 	t.Helper()
+	code, _ := signInCookies(t, base, login, password)
+	return code
+}
+
+func signInCookies(t *testing.T, base, login, password string) (int, []*http.Cookie) {
+	t.Helper()
 	body, _ := json.Marshal(map[string]string{"auth": login, "password": password})
 	resp, err := http.Post(base+"/api/auth/login", "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -316,7 +334,7 @@ func signIn(t *testing.T, base, login, password string) int {
 			t.Fatalf("sign-in as %s set cookies %v", login, names)
 		}
 	}
-	return resp.StatusCode
+	return resp.StatusCode, resp.Cookies()
 }
 
 func assertPassword(t *testing.T, kubeconfig, login, password string, want bool) {
