@@ -13,6 +13,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/objname"
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
@@ -70,7 +71,7 @@ func (s *Server) createObject(ctx context.Context, a *projectAccess, obj client.
 	obj.SetLabels(labels)
 	obj.SetNamespace(ns)
 	if obj.GetName() == "" {
-		obj.SetGenerateName(generateName(display, counter))
+		obj.SetGenerateName(objname.GenerateName(display, counter))
 	}
 	if err := s.opts.Client.Create(ctx, obj); err != nil {
 		return 0, err

@@ -19,6 +19,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/objname"
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
@@ -175,7 +176,7 @@ func (s *Server) createProject(ctx context.Context, p *principal, spec bastionv1
 	}
 	project := &bastionv1.Project{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: generateName(spec.DisplayName, "project"),
+			GenerateName: objname.GenerateName(spec.DisplayName, "project"),
 			Labels:       map[string]string{bastionv1.LabelID: ids.Format(id)},
 		},
 		Spec: spec,
