@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -31,13 +32,14 @@ func runUser(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("user "+sub, stderr)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster (default: $KUBECONFIG, in-cluster, ~/.kube/config); `bastion dev` prints its own")
 	namespace := fs.String("namespace", defaultNamespace(), "the manager's namespace, where password hashes are kept")
+	dataDir := fs.String("data-dir", "", "the data dir of a running `bastion dev` (its kubeconfig is used), instead of --kubeconfig")
 
 	switch sub {
 	case "list":
 		if err := parse(fs, args); err != nil {
 			return err
 		}
-		store, err := newUserStore(*kubeconfig, *namespace)
+		store, err := newUserStore(devKubeconfig(*kubeconfig, *dataDir), *namespace)
 		if err != nil {
 			return err
 		}
@@ -52,7 +54,7 @@ func runUser(args []string, stdout, stderr io.Writer) error {
 		if err := parse(fs, args); err != nil {
 			return err
 		}
-		store, err := newUserStore(*kubeconfig, *namespace)
+		store, err := newUserStore(devKubeconfig(*kubeconfig, *dataDir), *namespace)
 		if err != nil {
 			return err
 		}
@@ -75,7 +77,7 @@ func runUser(args []string, stdout, stderr io.Writer) error {
 		if *login == "" {
 			return usageError("--login is required")
 		}
-		store, err := newUserStore(*kubeconfig, *namespace)
+		store, err := newUserStore(devKubeconfig(*kubeconfig, *dataDir), *namespace)
 		if err != nil {
 			return err
 		}
@@ -116,6 +118,15 @@ func readPassword(flagValue string) (string, error) {
 		return "", errors.New("Password is required")
 	}
 	return line, nil
+}
+
+// devKubeconfig is the kubeconfig to use: --kubeconfig, else the one
+// `bastion dev` keeps in its data dir.
+func devKubeconfig(kubeconfig, dataDir string) string {
+	if kubeconfig == "" && dataDir != "" {
+		return filepath.Join(dataDir, "kubeconfig")
+	}
+	return kubeconfig
 }
 
 func newUserStore(kubeconfig, namespace string) (*users.Store, error) {

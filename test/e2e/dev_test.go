@@ -168,7 +168,8 @@ func TestDev_servesTheProductAndKeepsProjectsAcrossARestart(t *testing.T) {
 		"--login", "nameless", "--email", "n@example.com", "--password", "x"); code != 1 || !strings.Contains(stderr, "Name is required") {
 		t.Fatalf("user add without a name = %d %q, want 1 and 'Name is required'", code, stderr)
 	}
-	list, _, code := runBastion(t, "", "user", "list", "--kubeconfig", kubeconfig)
+	// --data-dir finds the kubeconfig of a running `bastion dev`.
+	list, _, code := runBastion(t, "", "user", "list", "--data-dir", dataDir)
 	if code != 0 || !regexp.MustCompile(`(?m)^admin\s+Administrator\s+admin@localhost\s+true$`).MatchString(list) ||
 		!regexp.MustCompile(`(?m)^ops\s+Operations\s+ops@example.com\s+true$`).MatchString(list) || strings.Contains(list, "nameless") {
 		t.Fatalf("user list = %d:\n%s", code, list)
