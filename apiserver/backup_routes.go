@@ -61,4 +61,3 @@ func (s *Server) restoreProject(w http.ResponseWriter, r *http.Request) {
 	s.projectEvent(r, project, "Project %s restored from a backup")
 	respond(w, http.StatusOK, toProjectJSON(project))
 }
-
