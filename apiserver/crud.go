@@ -32,13 +32,15 @@ func idOf(obj client.Object) int64 {
 // objectByID finds the object of list's kind with id in namespace ns; a
 // missing one (or one being deleted) is notFound(what). Keys are Secrets,
 // which are not cached: their list goes to the apiserver, which knows no
-// id index, so they are selected by label instead.
+// id index, so they are selected by label instead, and only Secrets that
+// are keys count (no other Secret is addressed by id).
 func (s *Server) objectByID(ctx context.Context, ns string, id int64, list client.ObjectList, what string) (client.Object, error) {
-	var sel client.ListOption = ids.MatchingID(id)
+	sel := []client.ListOption{client.InNamespace(ns), ids.MatchingID(id)}
 	if isSecretList(list) {
-		sel = client.MatchingLabels{bastionv1.LabelID: ids.Format(id)}
+		sel = []client.ListOption{client.InNamespace(ns),
+			client.MatchingLabels{bastionv1.LabelID: ids.Format(id)}, client.HasLabels{bastionv1.LabelKeyType}}
 	}
-	if err := s.opts.Client.List(ctx, list, client.InNamespace(ns), sel); err != nil {
+	if err := s.opts.Client.List(ctx, list, sel...); err != nil {
 		return nil, err
 	}
 	items, err := meta.ExtractList(list)

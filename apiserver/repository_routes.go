@@ -1,6 +1,231 @@
 package apiserver
 
-import "github.com/go-chi/chi/v5"
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
 
-// repositoryRoutes is not built yet (issue #6); its routes answer 404.
-func (s *Server) repositoryRoutes() chi.Router { return chi.NewRouter() }
+	"github.com/go-chi/chi/v5"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/ids"
+)
+
+// repositoryJSON is a repository (api-contract.md), in answers and requests.
+type repositoryJSON struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	ProjectID int64  `json:"project_id"`
+	GitURL    string `json:"git_url"`
+	GitBranch string `json:"git_branch"`
+	SSHKeyID  int64  `json:"ssh_key_id"`
+}
+
+// repositoryRoutes serves /project/{id}/repositories. Members read; writes
+// need manageProjectResources.
+func (s *Server) repositoryRoutes() chi.Router {
+	r := chi.NewRouter()
+	r.Get("/", s.listRepositories)
+	r.With(require(permManageProjectResources)).Post("/", s.createRepository)
+	r.Route("/{repository_id}", func(r chi.Router) {
+		r.Use(s.loadEntity("repository_id", "repository", func() client.ObjectList { return &bastionv1.RepositoryList{} }))
+		r.Get("/", s.getRepository)
+		r.Get("/refs", s.repositoryRefs)
+		r.With(require(permManageProjectResources)).Put("/", s.updateRepository)
+		r.With(require(permManageProjectResources)).Delete("/", s.deleteRepository)
+	})
+	return r
+}
+
+// The URL types of spec §3.
+const (
+	urlLocal = "local"
+	urlSSH   = "ssh"
+)
+
+var (
+	// schemeURL is "<scheme>://…"; transportURL is git's "<transport>::…"
+	// form, which can run commands (ext::) and is never accepted.
+	schemeURL    = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+	transportURL = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*::`)
+	gitSchemes   = map[string]bool{"ssh": true, "https": true, "file": true, "git": true}
+	errBadURL    = badRequest("Incorrect URL")
+)
+
+// scpLike reports git's scp-like ssh syntax, [user@]host:path: a colon
+// before any slash (else git reads a relative path), a path after it, and
+// a host that cannot be taken for an option.
+func scpLike(u string) bool {
+	colon := strings.IndexByte(u, ':')
+	if colon <= 0 || colon == len(u)-1 || strings.Contains(u[:colon], "/") {
+		return false
+	}
+	host := u[:colon]
+	if at := strings.LastIndexByte(host, '@'); at >= 0 {
+		host = host[at+1:]
+	}
+	return host != "" && !strings.HasPrefix(host, "-") && !strings.HasPrefix(u, "-")
+}
+
+// gitURL checks a repository URL by spec §3 and returns it with its scheme
+// in lower case (git matches schemes exactly) and its type: local for a
+// leading slash, ssh without a scheme, else the scheme, which must be ssh,
+// https, file or git.
+func gitURL(raw string) (string, string, error) {
+	u := strings.TrimSpace(raw)
+	switch {
+	case u == "":
+		// The repository form's message for an empty URL field.
+		return "", "", badRequest("Repository is required")
+	case hasSpaceOrControl(u):
+		return "", "", errBadURL
+	case strings.HasPrefix(u, "/"):
+		return u, urlLocal, nil
+	}
+	m := schemeURL.FindStringSubmatch(u)
+	if m == nil {
+		if transportURL.MatchString(u) || !scpLike(u) {
+			return "", "", errBadURL
+		}
+		return u, urlSSH, nil
+	}
+	scheme := strings.ToLower(m[1])
+	if !gitSchemes[scheme] {
+		return "", "", errBadURL
+	}
+	u = scheme + u[len(m[1]):]
+	parsed, err := url.Parse(u)
+	if err != nil || scheme != "file" && parsed.Host == "" || parsed.Host == "" && parsed.Path == "" {
+		return "", "", errBadURL
+	}
+	if _, hasPassword := parsed.User.Password(); hasPassword {
+		return "", "", badRequest("the URL must not hold a password: put the credentials in a login_password key")
+	}
+	return u, scheme, nil
+}
+
+// hasSpaceOrControl: neither URLs nor branch names hold spaces or control
+// characters (a newline in either would split a line of git's output).
+func hasSpaceOrControl(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0
+}
+
+// repositorySpec checks a request by spec §5 (name, URL, branch unless local, key)
+// and returns the Repository's fields.
+func (s *Server) repositorySpec(r *http.Request, req repositoryJSON) (bastionv1.RepositorySpec, error) {
+	name, err := requiredName(req.Name)
+	if err != nil {
+		return bastionv1.RepositorySpec{}, err
+	}
+	gitURL, urlType, err := gitURL(req.GitURL)
+	if err != nil {
+		return bastionv1.RepositorySpec{}, err
+	}
+	branch := strings.TrimSpace(req.GitBranch)
+	if branch == "" && urlType != urlLocal {
+		return bastionv1.RepositorySpec{}, badRequest("Branch is required")
+	}
+	if strings.HasPrefix(branch, "-") || hasSpaceOrControl(branch) {
+		return bastionv1.RepositorySpec{}, badRequest("the branch is not a valid git branch name")
+	}
+	if req.SSHKeyID == 0 {
+		return bastionv1.RepositorySpec{}, badRequest("Key is required")
+	}
+	key, err := s.refTo(r.Context(), projectOf(r), req.SSHKeyID, &corev1.SecretList{}, "ssh_key_id")
+	if err != nil {
+		return bastionv1.RepositorySpec{}, err
+	}
+	return bastionv1.RepositorySpec{DisplayName: name, GitURL: gitURL, GitBranch: branch, SSHKeyRef: *key}, nil
+}
+
+func (s *Server) toRepositoryJSON(r *http.Request, repo *bastionv1.Repository) repositoryJSON {
+	a := projectOf(r)
+	return repositoryJSON{
+		ID: idOf(repo), Name: repo.Spec.DisplayName, ProjectID: a.id, GitURL: repo.Spec.GitURL, GitBranch: repo.Spec.GitBranch,
+		SSHKeyID: s.refID(r.Context(), a.namespace(), &repo.Spec.SSHKeyRef, secretMetadata()),
+	}
+}
+
+func (s *Server) listRepositories(w http.ResponseWriter, r *http.Request) {
+	list := &bastionv1.RepositoryList{}
+	if err := s.opts.Client.List(r.Context(), list, inNS(projectOf(r).namespace())); err != nil {
+		failErr(w, r, err)
+		return
+	}
+	out := []repositoryJSON{}
+	for i := range list.Items {
+		repo := &list.Items[i]
+		if repo.DeletionTimestamp.IsZero() && idOf(repo) != 0 {
+			out = append(out, s.toRepositoryJSON(r, repo))
+		}
+	}
+	sortByName(out, func(x repositoryJSON) string { return x.Name }, func(x repositoryJSON) int64 { return x.ID })
+	respond(w, http.StatusOK, out)
+}
+
+func (s *Server) getRepository(w http.ResponseWriter, r *http.Request) {
+	respond(w, http.StatusOK, s.toRepositoryJSON(r, entity[*bastionv1.Repository](r, "repository_id")))
+}
+
+func (s *Server) repositoryRefs(w http.ResponseWriter, r *http.Request) {
+	s.respondRefs(w, r, refRepository, entity[*bastionv1.Repository](r, "repository_id").Name)
+}
+
+func (s *Server) createRepository(w http.ResponseWriter, r *http.Request) {
+	var req repositoryJSON
+	if !decode(w, r, &req) {
+		return
+	}
+	spec, err := s.repositorySpec(r, req)
+	if err != nil {
+		failErr(w, r, err)
+		return
+	}
+	repo := &bastionv1.Repository{Spec: spec}
+	id, err := s.createObject(r.Context(), projectOf(r), repo, ids.CounterRepository, spec.DisplayName)
+	if err != nil {
+		failErr(w, r, err)
+		return
+	}
+	s.objectEvent(r, "repository", id, spec.DisplayName, "created")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) updateRepository(w http.ResponseWriter, r *http.Request) {
+	repo := entity[*bastionv1.Repository](r, "repository_id")
+	var req repositoryJSON
+	if !decode(w, r, &req) {
+		return
+	}
+	if err := bodyID(r, "repository_id", req.ID); err != nil {
+		failErr(w, r, err)
+		return
+	}
+	spec, err := s.repositorySpec(r, req)
+	if err != nil {
+		failErr(w, r, err)
+		return
+	}
+	if err := s.updateObject(r.Context(), repo, func() error { repo.Spec = spec; return nil }); err != nil {
+		failErr(w, r, err)
+		return
+	}
+	s.objectEvent(r, "repository", idOf(repo), spec.DisplayName, "updated")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) deleteRepository(w http.ResponseWriter, r *http.Request) {
+	repo := entity[*bastionv1.Repository](r, "repository_id")
+	if s.refuseIfReferenced(w, r, refRepository, repo.Name, repo.Spec.DisplayName) {
+		return
+	}
+	if err := s.deleteObject(r.Context(), repo); err != nil {
+		failErr(w, r, err)
+		return
+	}
+	s.objectEvent(r, "repository", idOf(repo), repo.Spec.DisplayName, "deleted")
+	w.WriteHeader(http.StatusNoContent)
+}
