@@ -1,0 +1,127 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/store"
+)
+
+// integrationTaskParams are the task fields an integration's task_params
+// may set for the tasks it starts, named as in POST /tasks. arguments is a
+// JSON array or a string holding one; environment a JSON object or a
+// string holding one. Other keys are kept but not used.
+type integrationTaskParams struct {
+	Message     string          `json:"message"`
+	Debug       bool            `json:"debug"`
+	DryRun      bool            `json:"dry_run"`
+	Diff        bool            `json:"diff"`
+	Playbook    string          `json:"playbook"`
+	Limit       string          `json:"limit"`
+	GitBranch   string          `json:"git_branch"`
+	Arguments   json.RawMessage `json:"arguments"`
+	Environment json.RawMessage `json:"environment"`
+
+	arguments   []string
+	environment map[string]json.RawMessage
+}
+
+// parseTaskParams reads task_params; a missing one is all defaults.
+func parseTaskParams(raw []byte) (integrationTaskParams, error) {
+	var p integrationTaskParams
+	if len(raw) == 0 {
+		return p, nil
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return p, badRequest("task_params: " + describeJSONError(err))
+	}
+	if err := unwrapJSON(p.Arguments, &p.arguments); err != nil {
+		return p, badRequest("task_params: arguments must be a JSON array of strings")
+	}
+	if err := unwrapJSON(p.Environment, &p.environment); err != nil {
+		return p, badRequest("Environment and extra variables must be valid JSON")
+	}
+	return p, nil
+}
+
+// unwrapJSON decodes raw into v, or the JSON text raw holds when it is a
+// string (forms send "[\"-v\"]"); absent, null and "" leave v alone.
+func unwrapJSON(raw json.RawMessage, v any) error {
+	raw = bytes.TrimSpace(raw)
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		raw = bytes.TrimSpace([]byte(text))
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return json.Unmarshal(raw, v)
+}
+
+// webhookTask is the task an integration starts: its template, its
+// task_params, and the extracted values as its environment (over
+// task_params' environment).
+func webhookTask(in *bastionv1.Integration, template *bastionv1.Template, values map[string]json.RawMessage) (*bastionv1.Task, error) {
+	var raw []byte
+	if in.Spec.TaskParams != nil {
+		raw = in.Spec.TaskParams.Raw
+	}
+	params, err := parseTaskParams(raw)
+	if err != nil {
+		return nil, fmt.Errorf("integration %q: %w", in.Spec.DisplayName, err)
+	}
+	env := params.environment
+	if env == nil {
+		env = map[string]json.RawMessage{}
+	}
+	for k, v := range values {
+		env[k] = v
+	}
+	task := &bastionv1.Task{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{bastionv1.LabelTemplate: template.Name}},
+		Spec: bastionv1.TaskSpec{
+			TemplateRef:    bastionv1.ObjectRef{Name: template.Name},
+			IntegrationRef: &bastionv1.ObjectRef{Name: in.Name},
+			Message:        params.Message, Arguments: params.arguments,
+			Debug: params.Debug, DryRun: params.DryRun, Diff: params.Diff,
+			Playbook: params.Playbook, Limit: params.Limit, GitBranch: params.GitBranch,
+		},
+	}
+	if len(env) > 0 {
+		data, err := json.Marshal(env)
+		if err != nil {
+			return nil, err
+		}
+		task.Spec.ExtraVars = &apiextensionsv1.JSON{Raw: data}
+	}
+	return task, nil
+}
+
+// startWebhookTask creates the task (the TaskReconciler does the rest) and
+// records who started it.
+func (s *Server) startWebhookTask(ctx context.Context, a *projectAccess, in *bastionv1.Integration, template *bastionv1.Template, values map[string]json.RawMessage) error {
+	task, err := webhookTask(in, template, values)
+	if err != nil {
+		return err
+	}
+	taskID, err := s.createObject(ctx, a, task, ids.CounterTask, template.Spec.DisplayName)
+	if err != nil {
+		return err
+	}
+	_, err = s.opts.Store.AddEvent(ctx, store.Event{
+		ProjectID: a.id, ProjectName: a.project.Spec.DisplayName, IntegrationID: idOf(in),
+		ObjectType: "task", ObjectID: taskID, ObjectName: template.Spec.DisplayName,
+		Description: fmt.Sprintf("Task %d of %s started by integration %s", taskID, template.Spec.DisplayName, in.Spec.DisplayName),
+	})
+	if err != nil {
+		logAPI().Error(err, "recording a webhook's task", "integration", in.Name, "task", task.Name)
+	}
+	return nil
+}
