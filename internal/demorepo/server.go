@@ -55,6 +55,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		maxConns = DefaultMaxConns
 	}
 	slots := make(chan struct{}, maxConns)
+	// Refusals linger a moment (see refuse); as many at once as clients
+	// served, and beyond that a connection is simply closed.
+	refusals := make(chan struct{}, maxConns)
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
 	defer s.cutAll()
@@ -76,17 +79,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			defer s.wg.Done()
 			defer s.track(conn, false)
 			defer conn.Close()
-			select {
-			case slots <- struct{}{}:
-				defer func() { <-slots }()
-				s.serveConn(conn)
-			default:
-				// Refused, not queued: a queue would hold a connection
-				// open for each client that floods us.
-				refuse(conn, "too many connections to the demo repository; try again")
-				s.Log.V(1).Info("refused a demo repository connection: too many", "remote", conn.RemoteAddr().String())
-			}
+			s.handle(conn, slots, refusals)
 		}()
+	}
+}
+
+// handle serves conn if a slot is free, else refuses it: refused, not
+// queued, since a queue would hold a connection open for each client that
+// floods the server.
+func (s *Server) handle(conn net.Conn, slots, refusals chan struct{}) {
+	select {
+	case slots <- struct{}{}:
+		defer func() { <-slots }()
+		s.serveConn(conn)
+		return
+	default:
+	}
+	select {
+	case refusals <- struct{}{}:
+		defer func() { <-refusals }()
+		refuse(conn, "too many connections to the demo repository; try again")
+		s.Log.V(1).Info("refused a demo repository connection: too many", "remote", conn.RemoteAddr().String())
+	default:
 	}
 }
 
