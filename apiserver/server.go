@@ -54,6 +54,9 @@ type Options struct {
 	// Auth tunes sessions and sign-in limits; the zero value is the
 	// production setting.
 	Auth AuthOptions
+	// DemoRepoURL is where runners clone the demo repository that the
+	// manager serves (internal/demorepo); "" refuses demo projects.
+	DemoRepoURL string
 }
 
 // Server is the HTTP handler of the manager.

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ type devOptions struct {
 	dataDir   string
 	assetsDir string
 	runnerURL string
+	demoRepo  string
 }
 
 func defaultDataDir() string {
@@ -62,6 +64,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opts.dataDir, "data-dir", defaultDataDir(), "directory for etcd data, logs and the kubeconfig")
 	fs.StringVar(&opts.assetsDir, "assets", defaultAssetsDir(), "directory with the etcd and kube-apiserver binaries (make envtest-assets)")
 	fs.StringVar(&opts.runnerURL, "runner-url", "", "URL runners reach the manager at (default: the --listen address)")
+	fs.StringVar(&opts.demoRepo, "demo-repo-listen", "auto", `address of the built-in demo git repository (auto: the --listen host, on the port of the last run or a free one; "" turns it off)`)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -85,6 +88,13 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer ln.Close()
+	demoRepo, err := listenDevDemoRepo(opts.demoRepo, dataDir, ln, stderr)
+	if err != nil {
+		return err
+	}
+	if demoRepo != nil {
+		defer demoRepo.Close()
+	}
 	if err := controlplane.CheckAssets(opts.assetsDir); err != nil {
 		return err
 	}
@@ -115,6 +125,12 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	}
 
 	publicURL := "http://" + ln.Addr().String()
+	demoURL := ""
+	if demoRepo != nil {
+		if demoURL, err = demoRepoURL(cmp.Or(opts.runnerURL, publicURL), demoRepo); err != nil {
+			return err
+		}
+	}
 	// No kubelet here: tasks run as local `bastion runner` processes, with
 	// their private input directories under the data dir.
 	runs := filepath.Join(dataDir, "runs")
@@ -129,6 +145,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		PublicURL: publicURL, RunnerURL: opts.runnerURL, MetricsAddr: "0", ProbeAddr: "0", Namespace: devNamespace,
 		Launcher: &launch.LocalLauncher{Client: direct, BaseDir: runs},
 		StoreDSN: "sqlite://" + filepath.Join(dataDir, "bastion.db"),
+		DemoRepo: demoRepo, DemoRepoURL: demoURL,
 	})
 	if err != nil {
 		return err
@@ -141,7 +158,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 
 	mgrErr := make(chan error, 1)
 	go func() { mgrErr <- mgr.Start(ctx) }()
-	printBanner(stdout, publicURL, cp.KubeconfigPath, dataDir, password)
+	printBanner(stdout, publicURL, cp.KubeconfigPath, dataDir, password, demoURL)
 
 	select {
 	case <-ctx.Done():
@@ -202,7 +219,7 @@ func seedAdmin(ctx context.Context, store *users.Store) (string, error) {
 	return password, nil
 }
 
-func printBanner(w io.Writer, url, kubeconfig, dataDir, password string) {
+func printBanner(w io.Writer, url, kubeconfig, dataDir, password, demoURL string) {
 	fmt.Fprintf(w, "\nBastion is running at %s\n\n", url)
 	if password != "" {
 		fmt.Fprintf(w, "  login:      admin\n  password:   %s\n", password)
@@ -211,6 +228,9 @@ func printBanner(w io.Writer, url, kubeconfig, dataDir, password string) {
 			"    bastion user change-by-login --kubeconfig %s --login admin --password <new>\n", kubeconfig)
 	}
 	fmt.Fprintf(w, "  kubeconfig: %s\n              kubectl --kubeconfig %s get projects\n", kubeconfig, kubeconfig)
+	if demoURL != "" {
+		fmt.Fprintf(w, "  demo repo:  %s\n", demoURL)
+	}
 	fmt.Fprintf(w, "  data dir:   %s\n\nPress Ctrl-C to stop.\n", dataDir)
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/bastion-dev/bastion/console"
 	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/controllers/launch"
+	"github.com/bastion-dev/bastion/internal/demorepo"
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/oidc"
@@ -62,6 +63,12 @@ type managerOptions struct {
 	// OIDCCookieKeyFile holds a key shared by replicas for the sign-in
 	// cookie; without it each process draws its own.
 	OIDCCookieKeyFile string
+	// DemoRepo, when set, serves the demo repository (internal/demorepo).
+	DemoRepo net.Listener
+	// DemoRepoURL is where runners clone the demo repository (default
+	// git://<runner URL's host>:<DemoRepo's port>/demo.git); without it
+	// and DemoRepo, demo projects are refused.
+	DemoRepoURL string
 }
 
 func defaultNamespace() string {
@@ -115,6 +122,8 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 		return nil
 	})
 	fs.StringVar(&opts.OIDCCookieKeyFile, "oidc-cookie-key-file", "", "file with a key shared by all replicas for the single sign-on cookie")
+	demoRepoListen := fs.String("demo-repo-listen", fmt.Sprintf(":%d", demorepo.DefaultPort), `address of the built-in demo git repository, served over git:// ("" turns it and demo projects off)`)
+	fs.StringVar(&opts.DemoRepoURL, "demo-repo-url", "", "URL runners clone the demo repository from (default git://<host of --runner-url>:<port of --demo-repo-listen>/demo.git)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -128,12 +137,19 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if opts.DemoRepo, err = listenDemoRepo(*demoRepoListen); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	if opts.PublicURL == "" {
 		opts.PublicURL = "http://" + ln.Addr().String()
 	}
 	mgr, err := newManager(cfg, ln, opts)
 	if err != nil {
 		_ = ln.Close()
+		if opts.DemoRepo != nil {
+			_ = opts.DemoRepo.Close()
+		}
 		return err
 	}
 	return mgr.Start(ctrl.SetupSignalHandler())
@@ -208,9 +224,15 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		return nil, err
 	}
 	alloc := &ids.Allocator{Client: direct}
+	runnerURL := cmp.Or(opts.RunnerURL, opts.PublicURL)
+	if opts.DemoRepo != nil {
+		if err := addDemoRepo(mgr, runnerURL, &opts); err != nil {
+			return nil, err
+		}
+	}
 	if err := controllers.Setup(mgr, controllers.Options{
 		IDs:              alloc,
-		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: cmp.Or(opts.RunnerURL, opts.PublicURL),
+		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: runnerURL,
 		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast, Store: output,
 	}); err != nil {
 		return nil, err
@@ -241,6 +263,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		ManagerNamespace:     opts.Namespace,
 		DisablePasswordLogin: opts.DisablePasswordLogin,
 		OIDC:                 providers,
+		DemoRepoURL:          opts.DemoRepoURL,
 	})
 	if err := mgr.Add(&httpServer{ln: ln, srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}}); err != nil {
 		return nil, err
