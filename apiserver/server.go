@@ -4,11 +4,13 @@
 package apiserver
 
 import (
+	"context"
 	"io/fs"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bastion-dev/bastion/internal/hub"
@@ -37,6 +39,10 @@ type Options struct {
 	Client client.Client
 	Reader client.Reader
 	Store  store.Store
+	// Informers is the manager's cache (the one Client reads). The task
+	// and template lists index each project's tasks from its Task
+	// informer; without it they answer 503.
+	Informers cache.Informers
 
 	// Users signs users in and manages them. With Client, Store and IDs it
 	// turns on the signed-in API (spec §7); without, only /ping, /info,
@@ -60,12 +66,22 @@ type Options struct {
 type Server struct {
 	opts    Options
 	limiter *loginLimiter
+	// tasks indexes every project's tasks for the lists; nil without
+	// Informers.
+	tasks *taskIndex
 }
 
 // New returns the manager's HTTP handler.
 func New(opts Options) http.Handler {
 	opts.Auth = opts.Auth.withDefaults()
 	s := &Server{opts: opts, limiter: newLoginLimiter(opts.Auth)}
+	if opts.Informers != nil && opts.Store != nil {
+		s.tasks = newTaskIndex(opts.Store)
+		if err := s.tasks.watch(context.Background(), opts.Informers); err != nil {
+			logAPI().Error(err, "the task lists cannot watch Tasks; they will answer 503")
+			s.tasks = nil
+		}
+	}
 	r := chi.NewRouter()
 	// Fixed order: request id, recovery, headers, then the routes. The
 	// cross-origin check covers every /api call (see csrf.go).
