@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -56,8 +57,9 @@ type projectTasks struct {
 	// loaded is set once the stored summaries were read (loading while
 	// they are); load serialises that read and the resolution of gone
 	// tasks.
-	loaded, loading bool
-	load            sync.Mutex
+	loaded, loading, refreshing bool
+	loadedAt                    time.Time
+	load                        sync.Mutex
 }
 
 func newTaskIndex(st store.Store) *taskIndex {
@@ -216,7 +218,12 @@ func (x *taskIndex) prepare(ctx context.Context, ns string, projectID int64, tem
 	x.mu.Lock()
 	p := x.projectLocked(ns)
 	ready := p.loaded && len(p.gone) == 0
+	stale := p.loaded && !p.refreshing && time.Since(p.loadedAt) > historyRefresh
+	p.refreshing = p.refreshing || stale
 	x.mu.Unlock()
+	if stale {
+		go x.refresh(p, projectID, templateName)
+	}
 	if ready {
 		return p, nil // the common case: no lock shared by every reader
 	}
@@ -245,11 +252,33 @@ func (x *taskIndex) waitSynced(ctx context.Context) error {
 	})
 }
 
+// historyRefresh is how often a project's pruned history is read again
+// from the store. The informer keeps it right as long as this replica
+// sees every change; a re-read bounds what it cannot see (a pruned task
+// another replica deleted, a summary written by hand).
+const historyRefresh = 5 * time.Minute
+
+// refresh re-reads a project's summaries in the background; readers go
+// on with what the index holds meanwhile.
+func (x *taskIndex) refresh(p *projectTasks, projectID int64, templateName func(int64) string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p.load.Lock()
+	defer p.load.Unlock()
+	if err := x.loadSummaries(ctx, p, projectID, templateName); err != nil {
+		logAPI().Error(err, "re-reading the task history", "project", projectID)
+	}
+	x.mu.Lock()
+	p.refreshing = false
+	x.mu.Unlock()
+}
+
 // summaryPage is how many summaries one store read brings.
 const summaryPage = 1000
 
-// loadSummaries reads the project's stored summaries once. A task that
-// is live wins over its summary; everything else is pruned history.
+// loadSummaries reads the project's stored summaries: a task that is live
+// wins over its summary, everything else is pruned history, and a pruned
+// task the store no longer has is dropped. It runs under p.load.
 func (x *taskIndex) loadSummaries(ctx context.Context, p *projectTasks, projectID int64, templateName func(int64) string) error {
 	x.mu.Lock()
 	p.loading = true
@@ -270,19 +299,27 @@ func (x *taskIndex) loadSummaries(ctx context.Context, p *projectTasks, projectI
 			break
 		}
 	}
+	stored := make(map[int64]*store.TaskSummary, len(all))
+	for i := range all {
+		stored[all[i].TaskID] = &all[i]
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for i := range all {
-		s := &all[i]
-		if e := p.entries[s.TaskID]; e != nil && e.live {
-			continue
+	for id, e := range p.entries {
+		if !e.live && stored[id] == nil {
+			p.remove(id)
 		}
-		if _, pending := p.gone[s.TaskID]; pending {
+	}
+	for id, s := range stored {
+		if p.entries[id] != nil {
+			continue // live, or pruned and known with its whole object
+		}
+		if _, pending := p.gone[id]; pending {
 			continue // resolveGone keeps the richer object
 		}
-		p.put(&taskEntry{id: s.TaskID, template: templateName(s.TemplateID), summary: s})
+		p.put(&taskEntry{id: id, template: templateName(s.TemplateID), summary: s})
 	}
-	p.loaded = true
+	p.loaded, p.loadedAt = true, time.Now()
 	return nil
 }
 
@@ -298,7 +335,7 @@ func (x *taskIndex) resolveGone(ctx context.Context, p *projectTasks, projectID 
 	x.mu.RUnlock()
 	for id, task := range gone {
 		_, err := x.store.TaskSummary(ctx, store.TaskKey{ProjectID: projectID, TaskID: id})
-		if err != nil && err != store.ErrNotFound {
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		x.mu.Lock()

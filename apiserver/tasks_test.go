@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
@@ -175,7 +177,7 @@ func TestTasks_startListGetStopConfirmAndDelete(t *testing.T) {
 	if code, _ := p.b.call("GET", p.path("/tasks/%d", started.ID), nil); code != http.StatusNotFound {
 		t.Errorf("GET a deleted task = %d, want 404", code)
 	}
-	if _, err := e.Store.TaskSummary(t.Context(), key); err != store.ErrNotFound {
+	if _, err := e.Store.TaskSummary(t.Context(), key); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("summary after delete: %v", err)
 	}
 	if lines, _ := e.Store.Lines(t.Context(), key, 0, 5); len(lines) != 0 {
@@ -272,7 +274,7 @@ func TestTasks_outputPagesStreamsAndDownloadsByteForByte(t *testing.T) {
 		}
 		for i, r := range got {
 			l := lines[from+i]
-			want := strings.ToValidUTF8(l.Output, "\uFFFD")
+			want := string([]rune(l.Output)) // JSON carries each invalid byte as U+FFFD
 			if r.TaskID != task.ID || r.Output != want || !r.Time.Equal(l.Time) || r.Task != "" {
 				t.Fatalf("%s: line %d = %+v, want %q at %v", what, i, r, want, l.Time)
 			}
@@ -324,7 +326,9 @@ func TestTasks_outputPagesStreamsAndDownloadsByteForByte(t *testing.T) {
 func TestTasks_aPrunedTaskIsServedFromItsSummary(t *testing.T) {
 	e := startEnv(t)
 	p := newTplProject(t, e)
-	tpl := p.createTemplate(t, "Old", nil)
+	// Made in the cluster, so that the summary is in the store before the
+	// API first reads the project's history.
+	tpl := p.makeTemplate(t, "old", "Old")
 	start, end := time.Now().Add(-2*time.Hour).UTC().Truncate(time.Microsecond), time.Now().Add(-time.Hour).UTC().Truncate(time.Microsecond)
 	id := p.putSummary(t, store.TaskSummary{TemplateID: tpl.ID, Status: "error", Message: "exited with code 2", Version: "",
 		CommitHash: "abc123", CommitMessage: "fix", UserName: p.owner.Name, Start: &start, End: &end,
@@ -368,18 +372,18 @@ func TestTasks_aPrunedTaskIsServedFromItsSummary(t *testing.T) {
 func TestTasks_listsMergeLiveAndPrunedTasksWithoutDuplicatesAndHonourTheLimit(t *testing.T) {
 	e := startEnv(t)
 	p := newTplProject(t, e)
-	tpl := p.createTemplate(t, "Many", nil)
+	// Everything is made before the API first reads the project, so the
+	// first read merges: three pruned tasks (summaries only) and three
+	// live ones that have a summary as well (finished, not yet pruned).
+	tpl := p.makeTemplate(t, "many", "Many")
 	var want []int64
 	for range 3 {
 		want = append(want, p.putSummary(t, store.TaskSummary{TemplateID: tpl.ID, Status: "success"}))
 	}
-	for range 3 {
-		task := p.startTask(t, map[string]any{"template_id": tpl.ID})
-		want = append(want, task.ID)
-		// A live task with a summary as well is listed once.
-		if err := e.Store.PutTaskSummary(t.Context(), store.TaskSummary{ProjectID: p.pid, TaskID: task.ID, TemplateID: tpl.ID, Status: "success", Created: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
+	for i := range 3 {
+		task := p.make(t, &bastionv1.Task{Spec: bastionv1.TaskSpec{TemplateRef: bastionv1.ObjectRef{Name: tpl.name}}}, fmt.Sprintf("many-%d", i), ids.CounterTask)
+		want = append(want, task.id)
+		p.putSummary(t, store.TaskSummary{TaskID: task.id, TemplateID: tpl.ID, Status: "success"})
 	}
 	items := p.tasks(t, "/tasks")
 	if len(items) != 6 {

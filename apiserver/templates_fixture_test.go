@@ -190,6 +190,39 @@ func (p *tplProject) createTemplate(t *testing.T, name string, change func(map[s
 	return out
 }
 
+// madeTemplate is a template made in the cluster: its object name and id.
+type madeTemplate struct {
+	name string
+	ID   int64
+}
+
+// makeTemplate makes a plain template straight in the cluster, without
+// the API.
+func (p *tplProject) makeTemplate(t *testing.T, name, display string) madeTemplate {
+	t.Helper()
+	ref := p.make(t, &bastionv1.Template{Spec: bastionv1.TemplateSpec{DisplayName: display, Playbook: "site.yml",
+		RepositoryRef: bastionv1.ObjectRef{Name: p.repo.name}, EnvironmentRef: bastionv1.ObjectRef{Name: p.env.name}}}, name, ids.CounterTemplate)
+	return madeTemplate{ref.name, ref.id}
+}
+
+// prune does what retention does to a finished task: the reconciler has
+// saved its summary, then its Task object is deleted.
+func (p *tplProject) prune(t *testing.T, id int64) {
+	t.Helper()
+	eventually(t, 20*time.Second, func() (bool, string) {
+		_, err := p.e.Store.TaskSummary(t.Context(), store.TaskKey{ProjectID: p.pid, TaskID: id})
+		return err == nil, fmt.Sprintf("task %d has no summary: %v", id, err)
+	})
+	if err := p.e.K8s.Delete(t.Context(), p.taskObject(t, id)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		list := &bastionv1.TaskList{}
+		err := p.e.K8s.List(t.Context(), list, client.InNamespace(p.ns), client.MatchingLabels{bastionv1.LabelID: ids.Format(id)})
+		return err == nil && len(list.Items) == 0, fmt.Sprintf("task %d was never deleted", id)
+	})
+}
+
 // templateObject is the Template with the API id id.
 func (p *tplProject) templateObject(t *testing.T, id int64) *bastionv1.Template {
 	t.Helper()

@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -20,6 +21,7 @@ func TestTemplates_spec5RulesAnswerTheirMessageAndWriteNothing(t *testing.T) {
 	e := startEnv(t)
 	p := newTplProject(t, e)
 	plain := p.createTemplate(t, "Plain", nil)
+	other := p.createTemplate(t, "Other", nil)
 	before := p.templateObject(t, plain.ID)
 
 	survey := func(vars ...map[string]any) func(map[string]any) {
@@ -53,8 +55,8 @@ func TestTemplates_spec5RulesAnswerTheirMessageAndWriteNothing(t *testing.T) {
 		{"missing inventory", func(b map[string]any) { b["inventory_id"] = 9998 }, "inventory_id 9998 does not exist in this project"},
 		{"missing view", func(b map[string]any) { b["view_id"] = 9997 }, "view_id 9997 does not exist in this project"},
 		{"missing vault key", func(b map[string]any) { b["vaults"] = []map[string]any{{"vault_key_id": 9996}} }, "vault_key_id 9996 does not exist in this project"},
-		{"build template that does not build", func(b map[string]any) { b["type"] = "deploy"; b["build_template_id"] = plain.ID },
-			"the build template must be a template of type build; Plain is not"},
+		{"build template that does not build", func(b map[string]any) { b["type"] = "deploy"; b["build_template_id"] = other.ID },
+			"the build template must be a template of type build; Other is not"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, data := p.b.call("POST", p.path("/templates"), p.templateBody("Bad", tc.change))
@@ -78,10 +80,18 @@ func TestTemplates_spec5RulesAnswerTheirMessageAndWriteNothing(t *testing.T) {
 		t.Errorf("PUT with another id = %d %s", code, data)
 	}
 
-	// Nothing was written: one template, unchanged.
+	code, data = p.b.call("PUT", p.path("/templates/%d", plain.ID), p.templateBody("Plain", func(b map[string]any) {
+		b["type"] = "deploy"
+		b["build_template_id"] = plain.ID
+	}))
+	if code != http.StatusBadRequest || errorOf(t, data) != "a template cannot be its own build template" {
+		t.Errorf("PUT as its own build template = %d %s", code, data)
+	}
+
+	// Nothing was written: the two templates, unchanged.
 	list := &bastionv1.TemplateList{}
-	if err := e.K8s.List(t.Context(), list, client.InNamespace(p.ns)); err != nil || len(list.Items) != 1 {
-		t.Fatalf("templates after refused writes: %d (%v), want only Plain", len(list.Items), err)
+	if err := e.K8s.List(t.Context(), list, client.InNamespace(p.ns)); err != nil || len(list.Items) != 2 {
+		t.Fatalf("templates after refused writes: %d (%v), want Plain and Other", len(list.Items), err)
 	}
 	if after := p.templateObject(t, plain.ID); after.ResourceVersion != before.ResourceVersion {
 		t.Errorf("a refused PUT changed the template: %+v", after.Spec)
@@ -289,7 +299,7 @@ func TestTemplates_deleteRemovesItsTasksSchedulesOutputAndSummaries(t *testing.T
 		if code, _ := p.b.call("GET", p.path("/tasks/%d", id), nil); code != http.StatusNotFound {
 			t.Errorf("task %d of the deleted template = %d, want 404", id, code)
 		}
-		if _, err := e.Store.TaskSummary(t.Context(), store.TaskKey{ProjectID: p.pid, TaskID: id}); err != store.ErrNotFound {
+		if _, err := e.Store.TaskSummary(t.Context(), store.TaskKey{ProjectID: p.pid, TaskID: id}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("task %d's summary: %v, want gone", id, err)
 		}
 		if lines, _ := e.Store.Lines(t.Context(), store.TaskKey{ProjectID: p.pid, TaskID: id}, 0, 10); len(lines) != 0 {
@@ -344,12 +354,12 @@ func TestTemplates_listCountsLiveAndPrunedTasksOnceAndShowsTheNewest(t *testing.
 	tpl := p.createTemplate(t, "Counted", nil)
 	idle := p.createTemplate(t, "Idle", nil)
 
-	old := p.putSummary(t, store.TaskSummary{TemplateID: tpl.ID, Status: "success", Version: "", UserName: p.owner.Name})
+	// One task finishes and retention prunes it; a newer one runs.
+	old := p.startTask(t, map[string]any{"template_id": tpl.ID}).ID
+	p.waitStatus(t, old, bastionv1.TaskStarting)
+	p.setStatus(t, old, bastionv1.TaskSuccess)
+	p.prune(t, old)
 	live := p.startTask(t, map[string]any{"template_id": tpl.ID, "message": "newest"})
-	// A finished live task also has a summary: it counts once.
-	if err := e.Store.PutTaskSummary(t.Context(), store.TaskSummary{ProjectID: p.pid, TaskID: live.ID, TemplateID: tpl.ID, Status: "success", Created: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
 
 	var list []apiTemplate
 	p.b.must("GET", p.path("/templates"), nil, http.StatusOK, &list)
