@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
@@ -177,8 +178,9 @@ func (s *Server) changeTask(w http.ResponseWriter, r *http.Request, change func(
 
 // deleteTask deletes the Task object if etcd still has it, and the task's
 // output and summary. The store goes first, so another replica that sees
-// the object vanish finds no summary and drops the task; it is deleted
-// again once the object is gone, in case the task finished in between.
+// the object vanish finds no summary and drops the task; it is cleaned
+// again once the object is gone for good, in case the task was finishing
+// and saved its summary in between.
 func (s *Server) deleteTask(w http.ResponseWriter, r *http.Request) {
 	a, t := projectOf(r), taskOf(r)
 	key := store.TaskKey{ProjectID: a.id, TaskID: t.id}
@@ -189,7 +191,7 @@ func (s *Server) deleteTask(w http.ResponseWriter, r *http.Request) {
 	template := ""
 	if t.object != nil {
 		template = t.object.Spec.TemplateRef.Name
-		if err := s.deleteObject(r.Context(), t.object); err != nil {
+		if err := s.deleteTaskObject(r.Context(), t.object); err != nil {
 			failErr(w, r, err)
 			return
 		}
@@ -235,7 +237,7 @@ func (s *Server) deleteTasksOf(r *http.Request, t *bastionv1.Template) error {
 		}
 	}
 	for i := range live.Items {
-		if err := s.waitGone(ctx, &live.Items[i]); err != nil {
+		if err := s.waitDeleted(ctx, &live.Items[i]); err != nil {
 			return err
 		}
 	}
@@ -250,6 +252,26 @@ func (s *Server) deleteTasksOf(r *http.Request, t *bastionv1.Template) error {
 		}
 	}
 	return nil
+}
+
+// deleteTaskObject deletes a Task and waits until it is gone for good.
+func (s *Server) deleteTaskObject(ctx context.Context, task *bastionv1.Task) error {
+	if err := s.opts.Client.Delete(ctx, task); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	return s.waitDeleted(ctx, task)
+}
+
+// waitDeleted returns once the cache no longer has obj at all. A Task
+// keeps its finalizer until its reconciler has released the run, and
+// until then a task that was finishing may still save its summary; the
+// store is cleaned after this.
+func (s *Server) waitDeleted(ctx context.Context, obj client.Object) error {
+	probe := obj.DeepCopyObject().(client.Object)
+	return s.poll(ctx, func(ctx context.Context) (bool, error) {
+		err := s.opts.Client.Get(ctx, clientKey(obj), probe)
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
 }
 
 // taskEvent records a change to a task in the project's activity log,

@@ -306,9 +306,11 @@ func TestTemplates_deleteRemovesItsTasksSchedulesOutputAndSummaries(t *testing.T
 			t.Errorf("task %d still has output %v", id, lines)
 		}
 	}
-	if n := p.taskCount(t); n != 1 {
-		t.Errorf("%d Task objects left, want only the other template's", n)
-	}
+	// The deleted ones finish going once their reconciler released them.
+	eventually(t, 20*time.Second, func() (bool, string) {
+		n := p.taskCount(t)
+		return n == 1, fmt.Sprintf("%d Task objects left, want only the other template's", n)
+	})
 	if lines, _ := e.Store.Lines(t.Context(), store.TaskKey{ProjectID: p.pid, TaskID: other.ID}, 0, 10); len(lines) != 1 {
 		t.Errorf("the other template's task lost its output: %v", lines)
 	}
