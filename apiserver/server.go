@@ -66,9 +66,10 @@ type Options struct {
 type Server struct {
 	opts    Options
 	limiter *loginLimiter
-	// tasks indexes every project's tasks for the lists; nil without
-	// Informers.
+	// tasks indexes every project's tasks for the lists, and lists keeps
+	// their encoded answers; both nil without Informers.
 	tasks *taskIndex
+	lists *listCache
 }
 
 // New returns the manager's HTTP handler.
@@ -76,10 +77,11 @@ func New(opts Options) http.Handler {
 	opts.Auth = opts.Auth.withDefaults()
 	s := &Server{opts: opts, limiter: newLoginLimiter(opts.Auth)}
 	if opts.Informers != nil && opts.Store != nil {
-		s.tasks = newTaskIndex(opts.Store)
-		if err := s.tasks.watch(context.Background(), opts.Informers); err != nil {
-			logAPI().Error(err, "the task lists cannot watch Tasks; they will answer 503")
-			s.tasks = nil
+		s.lists = newListCache()
+		s.tasks = newTaskIndex(opts.Store, s.lists.changed)
+		if err := s.watchLists(context.Background(), opts.Informers); err != nil {
+			logAPI().Error(err, "the task and template lists cannot watch the cache; they will answer 503")
+			s.tasks, s.lists = nil, nil
 		}
 	}
 	r := chi.NewRouter()

@@ -33,6 +33,9 @@ type taskIndex struct {
 	mu       sync.RWMutex
 	projects map[string]*projectTasks // by namespace
 	synced   func() bool
+
+	// changed is told, after the fact, which project's tasks changed.
+	changed func(ns string)
 }
 
 // taskEntry is one task of a list: a Task object (live, or as it was when
@@ -62,8 +65,8 @@ type projectTasks struct {
 	load                        sync.Mutex
 }
 
-func newTaskIndex(st store.Store) *taskIndex {
-	return &taskIndex{store: st, projects: map[string]*projectTasks{}, synced: func() bool { return false }}
+func newTaskIndex(st store.Store, changed func(ns string)) *taskIndex {
+	return &taskIndex{store: st, projects: map[string]*projectTasks{}, synced: func() bool { return false }, changed: changed}
 }
 
 // watch feeds the index from the Task informer of the manager's cache.
@@ -109,10 +112,11 @@ func (x *taskIndex) observe(obj any) {
 		return // numbered by its reconciler soon; the update brings it
 	}
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	p := x.projectLocked(task.Namespace)
 	delete(p.gone, id)
 	p.put(&taskEntry{id: id, template: task.Spec.TemplateRef.Name, task: task, live: true})
+	x.mu.Unlock()
+	x.changed(task.Namespace)
 }
 
 // forgetLive takes a deleted Task out of the live tasks; the next list
@@ -123,7 +127,6 @@ func (x *taskIndex) forgetLive(task *bastionv1.Task) {
 		return
 	}
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	p := x.projectLocked(task.Namespace)
 	if e := p.entries[id]; e != nil && e.live {
 		p.remove(id)
@@ -133,15 +136,18 @@ func (x *taskIndex) forgetLive(task *bastionv1.Task) {
 	if p.loaded || p.loading {
 		p.gone[id] = task
 	}
+	x.mu.Unlock()
+	x.changed(task.Namespace)
 }
 
 // forget drops a task the API deleted (object, lines and summary).
 func (x *taskIndex) forget(ns string, id int64) {
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	p := x.projectLocked(ns)
 	p.remove(id)
 	delete(p.gone, id)
+	x.mu.Unlock()
+	x.changed(ns)
 }
 
 func (x *taskIndex) projectLocked(ns string) *projectTasks {
@@ -222,7 +228,7 @@ func (x *taskIndex) prepare(ctx context.Context, ns string, projectID int64, tem
 	p.refreshing = p.refreshing || stale
 	x.mu.Unlock()
 	if stale {
-		go x.refresh(p, projectID, templateName)
+		go x.refresh(ns, p, projectID, templateName)
 	}
 	if ready {
 		return p, nil // the common case: no lock shared by every reader
@@ -231,11 +237,11 @@ func (x *taskIndex) prepare(ctx context.Context, ns string, projectID int64, tem
 	p.load.Lock()
 	defer p.load.Unlock()
 	if !p.loaded {
-		if err := x.loadSummaries(ctx, p, projectID, templateName); err != nil {
+		if err := x.loadSummaries(ctx, ns, p, projectID, templateName); err != nil {
 			return nil, err
 		}
 	}
-	return p, x.resolveGone(ctx, p, projectID)
+	return p, x.resolveGone(ctx, ns, p, projectID)
 }
 
 func (x *taskIndex) waitSynced(ctx context.Context) error {
@@ -260,12 +266,12 @@ const historyRefresh = 5 * time.Minute
 
 // refresh re-reads a project's summaries in the background; readers go
 // on with what the index holds meanwhile.
-func (x *taskIndex) refresh(p *projectTasks, projectID int64, templateName func(int64) string) {
+func (x *taskIndex) refresh(ns string, p *projectTasks, projectID int64, templateName func(int64) string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p.load.Lock()
 	defer p.load.Unlock()
-	if err := x.loadSummaries(ctx, p, projectID, templateName); err != nil {
+	if err := x.loadSummaries(ctx, ns, p, projectID, templateName); err != nil {
 		logAPI().Error(err, "re-reading the task history", "project", projectID)
 	}
 	x.mu.Lock()
@@ -279,7 +285,7 @@ const summaryPage = 1000
 // loadSummaries reads the project's stored summaries: a task that is live
 // wins over its summary, everything else is pruned history, and a pruned
 // task the store no longer has is dropped. It runs under p.load.
-func (x *taskIndex) loadSummaries(ctx context.Context, p *projectTasks, projectID int64, templateName func(int64) string) error {
+func (x *taskIndex) loadSummaries(ctx context.Context, ns string, p *projectTasks, projectID int64, templateName func(int64) string) error {
 	x.mu.Lock()
 	p.loading = true
 	x.mu.Unlock()
@@ -304,6 +310,7 @@ func (x *taskIndex) loadSummaries(ctx context.Context, p *projectTasks, projectI
 		stored[all[i].TaskID] = &all[i]
 	}
 	x.mu.Lock()
+	defer x.changed(ns)
 	defer x.mu.Unlock()
 	for id, e := range p.entries {
 		if !e.live && stored[id] == nil {
@@ -326,7 +333,7 @@ func (x *taskIndex) loadSummaries(ctx context.Context, p *projectTasks, projectI
 // resolveGone looks each deleted Task up in the store: retention keeps a
 // summary of every task it prunes, and the API deletes the summary before
 // the object, so a summary means pruned history.
-func (x *taskIndex) resolveGone(ctx context.Context, p *projectTasks, projectID int64) error {
+func (x *taskIndex) resolveGone(ctx context.Context, ns string, p *projectTasks, projectID int64) error {
 	x.mu.RLock()
 	gone := make(map[int64]*bastionv1.Task, len(p.gone))
 	for id, task := range p.gone {
@@ -349,7 +356,19 @@ func (x *taskIndex) resolveGone(ctx context.Context, p *projectTasks, projectID 
 		}
 		x.mu.Unlock()
 	}
+	if len(gone) > 0 {
+		x.changed(ns)
+	}
 	return nil
+}
+
+// fresh reports whether the project's history is loaded and recent, so
+// that an answer rendered from it may be reused.
+func (x *taskIndex) fresh(ns string) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	p := x.projects[ns]
+	return p != nil && p.loaded && len(p.gone) == 0 && time.Since(p.loadedAt) <= historyRefresh
 }
 
 // newest returns up to limit entries, newest first, that keep says yes

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"net/http"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -59,8 +60,8 @@ type taskItemJSON struct {
 
 // taskView renders the tasks of one project for one request. It resolves
 // references (template, user, inventory, schedule, integration, build
-// task) through maps built at most once per request, never by a lookup
-// per task.
+// task) through lookups remembered for the request, never by a search per
+// task. Objects come from the cache without a copy: they are only read.
 type taskView struct {
 	s         *Server
 	ctx       context.Context
@@ -68,41 +69,20 @@ type taskView struct {
 	projectID int64
 	tasks     *projectTasks
 
-	templates    map[string]*bastionv1.Template // by object name
-	templateByID map[int64]*bastionv1.Template
-	users        map[string]*bastionv1.User // by object name; nil entry: none
-	refs         map[string]map[string]int64
+	templates     map[string]*bastionv1.Template // by object name; nil entry: none
+	templateNames map[int64]string               // by id, while the history loads
+	users         map[string]*bastionv1.User     // by object name; nil entry: none
+	refs          map[string]map[string]int64
 }
 
-// newTaskView lists the project's templates once; everything else is
-// looked up when first needed.
+// newTaskView prepares the project's task index for a read.
 func (s *Server) newTaskView(ctx context.Context, a *projectAccess) (*taskView, error) {
-	list := &bastionv1.TemplateList{}
-	if err := s.opts.Client.List(ctx, list, inNS(a.namespace()), client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	v := &taskView{s: s, ctx: ctx, ns: a.namespace(), projectID: a.id,
-		templates: make(map[string]*bastionv1.Template, len(list.Items)), templateByID: make(map[int64]*bastionv1.Template, len(list.Items)),
-		users: map[string]*bastionv1.User{}, refs: map[string]map[string]int64{}}
-	for i := range list.Items {
-		t := &list.Items[i]
-		if !t.DeletionTimestamp.IsZero() {
-			continue
-		}
-		v.templates[t.Name] = t
-		if id, ok := ids.FromLabels(t); ok {
-			v.templateByID[id] = t
-		}
-	}
 	if s.tasks == nil {
 		return nil, errNoTaskIndex
 	}
-	tasks, err := s.tasks.prepare(ctx, v.ns, a.id, func(id int64) string {
-		if t := v.templateByID[id]; t != nil {
-			return t.Name
-		}
-		return ""
-	})
+	v := &taskView{s: s, ctx: ctx, ns: a.namespace(), projectID: a.id,
+		templates: map[string]*bastionv1.Template{}, users: map[string]*bastionv1.User{}, refs: map[string]map[string]int64{}}
+	tasks, err := s.tasks.prepare(ctx, v.ns, a.id, v.templateName)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +91,52 @@ func (s *Server) newTaskView(ctx context.Context, a *projectAccess) (*taskView, 
 }
 
 // errNoTaskIndex: the server was built without the manager's cache.
-var errNoTaskIndex = &statusError{503, "task lists need the manager's cache, which this server was started without"}
+var errNoTaskIndex = &statusError{http.StatusServiceUnavailable, "task lists need the manager's cache, which this server was started without"}
+
+// template is the project's Template called name, or nil.
+func (v *taskView) template(name string) *bastionv1.Template {
+	t, seen := v.templates[name]
+	if !seen {
+		t = &bastionv1.Template{}
+		key := client.ObjectKey{Namespace: v.ns, Name: name}
+		if name == "" || v.s.opts.Client.Get(v.ctx, key, t, client.UnsafeDisableDeepCopy) != nil || !t.DeletionTimestamp.IsZero() {
+			t = nil
+		}
+		v.templates[name] = t
+	}
+	return t
+}
+
+// allTemplates lists the project's numbered templates.
+func (v *taskView) allTemplates() ([]*bastionv1.Template, error) {
+	list := &bastionv1.TemplateList{}
+	if err := v.s.opts.Client.List(v.ctx, list, inNS(v.ns), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	out := make([]*bastionv1.Template, 0, len(list.Items))
+	for i := range list.Items {
+		t := &list.Items[i]
+		if _, ok := ids.FromLabels(t); ok && t.DeletionTimestamp.IsZero() {
+			v.templates[t.Name] = t
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// templateName maps a summary's template id to the Template's object
+// name ("" if it is gone); the index asks while it loads the history.
+func (v *taskView) templateName(id int64) string {
+	if v.templateNames == nil {
+		v.templateNames = map[int64]string{}
+		if all, err := v.allTemplates(); err == nil {
+			for _, t := range all {
+				v.templateNames[idOf(t)] = t.Name
+			}
+		}
+	}
+	return v.templateNames[id]
+}
 
 // task renders an entry in the task shape.
 func (v *taskView) task(e *taskEntry) taskJSON {
@@ -137,7 +162,7 @@ func (v *taskView) task(e *taskEntry) taskJSON {
 	if t.Spec.ExtraVars != nil && len(t.Spec.ExtraVars.Raw) > 0 {
 		out.Environment = string(t.Spec.ExtraVars.Raw)
 	}
-	if tpl := v.templates[t.Spec.TemplateRef.Name]; tpl != nil {
+	if tpl := v.template(t.Spec.TemplateRef.Name); tpl != nil {
 		out.TemplateID = idOf(tpl)
 	}
 	if b := v.buildTask(e); b != nil {
@@ -166,7 +191,7 @@ func (v *taskView) item(e *taskEntry) taskItemJSON {
 		userName = e.summary.UserName
 		out.TplPlaybook, out.TplAlias, out.TplType, out.TplApp = e.summary.TplPlaybook, e.summary.TplAlias, e.summary.TplType, e.summary.TplApp
 	}
-	if tpl := v.templates[e.template]; tpl != nil {
+	if tpl := v.template(e.template); tpl != nil {
 		out.TplPlaybook, out.TplAlias = tpl.Spec.Playbook, tpl.Spec.DisplayName
 		out.TplType, out.TplApp = string(tpl.Spec.Type), string(tpl.Spec.App)
 	}
@@ -210,7 +235,7 @@ func (v *taskView) user(name string) *bastionv1.User {
 	u, seen := v.users[name]
 	if !seen {
 		u = &bastionv1.User{}
-		if v.s.opts.Client.Get(v.ctx, client.ObjectKey{Name: name}, u) != nil {
+		if v.s.opts.Client.Get(v.ctx, client.ObjectKey{Name: name}, u, client.UnsafeDisableDeepCopy) != nil {
 			u = nil
 		}
 		v.users[name] = u

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -68,10 +69,12 @@ func (s *Server) respondTasks(w http.ResponseWriter, r *http.Request, template s
 		failErr(w, r, err)
 		return
 	}
-	v, err := s.newTaskView(r.Context(), projectOf(r))
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	respond(w, http.StatusOK, v.items(s.tasks.newest(v.tasks, template, all, limit, keep)))
+	key := fmt.Sprintf("tasks|%t|%s|%d|%s", all, template, limit, r.URL.Query().Get("status"))
+	s.respondList(w, r, key, func() (any, error) {
+		v, err := s.newTaskView(r.Context(), projectOf(r))
+		if err != nil {
+			return nil, err
+		}
+		return v.items(s.tasks.newest(v.tasks, template, all, limit, keep)), nil
+	})
 }

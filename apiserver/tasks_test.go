@@ -1,11 +1,13 @@
 package apiserver_test
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -413,6 +415,22 @@ func TestTasks_listsMergeLiveAndPrunedTasksWithoutDuplicatesAndHonourTheLimit(t 
 		if _, ok := raw[0][field]; !ok {
 			t.Errorf("a list item has no %s: %v", field, raw[0])
 		}
+	}
+	// Compressed for a client that asks, the same answer.
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", e.URL+p.path("/tasks/last?limit=1"), nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := p.b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil || resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("gzip answer: %v, Content-Encoding %q", err, resp.Header.Get("Content-Encoding"))
+	}
+	var unzipped []map[string]any
+	if err := json.NewDecoder(zr).Decode(&unzipped); err != nil || !reflect.DeepEqual(unzipped, raw) {
+		t.Errorf("gzip answer = %v (%v), want %v", unzipped, err, raw)
 	}
 	data, _ := json.Marshal(raw[0])
 	if len(raw[0]) != 31 {

@@ -270,7 +270,7 @@ func (t *templateRender) template(tpl *bastionv1.Template) templateJSON {
 		Vaults:        []vaultJSON{}, SurveyVars: []surveyVarJSON{},
 	}
 	if b := tpl.Spec.BuildTemplateRef; b != nil {
-		if build := v.templates[b.Name]; build != nil {
+		if build := v.template(b.Name); build != nil {
 			out.BuildTemplateID = nullable(idOf(build))
 		}
 	}

@@ -37,30 +37,29 @@ func templateOf(r *http.Request) *bastionv1.Template {
 // listTemplates answers every template of the project, by name, each with
 // its last task and task count, computed for all templates in one pass.
 func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) {
-	v, err := s.newTaskView(r.Context(), projectOf(r))
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	render := s.newTemplateRender(v)
-	templates := make([]*bastionv1.Template, 0, len(v.templates))
-	for _, t := range v.templates {
-		if _, ok := ids.FromLabels(t); ok {
-			templates = append(templates, t)
+	s.respondList(w, r, "templates", func() (any, error) {
+		v, err := s.newTaskView(r.Context(), projectOf(r))
+		if err != nil {
+			return nil, err
 		}
-	}
-	sort.Slice(templates, func(i, j int) bool {
-		a, b := templates[i], templates[j]
-		if a.Spec.DisplayName != b.Spec.DisplayName {
-			return a.Spec.DisplayName < b.Spec.DisplayName
+		templates, err := v.allTemplates()
+		if err != nil {
+			return nil, err
 		}
-		return idOf(a) < idOf(b)
+		sort.Slice(templates, func(i, j int) bool {
+			a, b := templates[i], templates[j]
+			if a.Spec.DisplayName != b.Spec.DisplayName {
+				return a.Spec.DisplayName < b.Spec.DisplayName
+			}
+			return idOf(a) < idOf(b)
+		})
+		render := s.newTemplateRender(v)
+		out := make([]templateJSON, 0, len(templates))
+		for _, t := range templates {
+			out = append(out, render.template(t))
+		}
+		return out, nil
 	})
-	out := make([]templateJSON, 0, len(templates))
-	for _, t := range templates {
-		out = append(out, render.template(t))
-	}
-	respond(w, http.StatusOK, out)
 }
 
 func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request) {
@@ -93,6 +92,7 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) {
 		failErr(w, r, err)
 		return
 	}
+	s.listsChanged(a)
 	s.objectEvent(r, "template", id, spec.DisplayName, "created")
 	v, err := s.newTaskView(r.Context(), a)
 	if err != nil {
@@ -130,6 +130,7 @@ func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) {
 		failErr(w, r, err)
 		return
 	}
+	s.listsChanged(projectOf(r))
 	s.objectEvent(r, "template", idOf(t), spec.DisplayName, "updated")
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -154,6 +155,7 @@ func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 		failErr(w, r, err)
 		return
 	}
+	s.listsChanged(projectOf(r))
 	s.objectEvent(r, "template", idOf(t), t.Spec.DisplayName, "deleted")
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -381,3 +381,43 @@ func TestTemplates_listCountsLiveAndPrunedTasksOnceAndShowsTheNewest(t *testing.
 		t.Errorf("tasks/last = %+v, want %d then the pruned %d", last, live.ID, old)
 	}
 }
+
+func TestTemplates_listsFollowChangesMadeOutsideTheAPI(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	tpl := p.createTemplate(t, "Before", nil)
+	task := p.startTask(t, map[string]any{"template_id": tpl.ID})
+	var list []apiTemplate
+	p.b.must("GET", p.path("/templates"), nil, http.StatusOK, &list) // now cached
+	if len(list) != 1 || list[0].Name != "Before" || list[0].LastTask == nil || list[0].LastTask.ID != task.ID {
+		t.Fatalf("templates = %+v", list)
+	}
+
+	// kubectl renames the template, and the user renames themself.
+	obj := p.templateObject(t, tpl.ID)
+	obj.Spec.DisplayName = "After"
+	if err := e.K8s.Update(t.Context(), obj); err != nil {
+		t.Fatal(err)
+	}
+	user := &bastionv1.User{}
+	if err := e.K8s.Get(t.Context(), client.ObjectKeyFromObject(p.owner), user); err != nil {
+		t.Fatal(err)
+	}
+	user.Spec.Name = "Renamed Owner"
+	if err := e.K8s.Update(t.Context(), user); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		p.b.must("GET", p.path("/templates"), nil, http.StatusOK, &list)
+		last := list[0].LastTask
+		return list[0].Name == "After" && last != nil && last.TplAlias == "After" && last.UserName != nil && *last.UserName == "Renamed Owner",
+			fmt.Sprintf("templates = %+v, last task %+v", list, last)
+	})
+	// Status changes reach the task lists.
+	p.waitStatus(t, task.ID, bastionv1.TaskStarting)
+	p.setStatus(t, task.ID, bastionv1.TaskWaitingConfirmation)
+	eventually(t, 10*time.Second, func() (bool, string) {
+		items := p.tasks(t, "/tasks/last")
+		return len(items) == 1 && items[0].Status == "waiting_confirmation", fmt.Sprintf("tasks = %+v", items)
+	})
+}
