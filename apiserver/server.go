@@ -78,7 +78,7 @@ func New(opts Options) http.Handler {
 	s := &Server{opts: opts, limiter: newLoginLimiter(opts.Auth)}
 	if opts.Informers != nil && opts.Store != nil {
 		s.lists = newListCache()
-		s.tasks = newTaskIndex(opts.Store, s.lists.changed)
+		s.tasks = newTaskIndex(opts.Store, s.lists.changed, s.templateNamesByID)
 		if err := s.watchLists(context.Background(), opts.Informers); err != nil {
 			logAPI().Error(err, "the task and template lists cannot watch the cache; they will answer 503")
 			s.tasks, s.lists = nil, nil

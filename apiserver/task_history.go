@@ -21,9 +21,8 @@ const indexSync = 30 * time.Second
 
 // prepare makes the project's history complete before a read: the
 // informer has delivered its first list, the stored summaries are loaded
-// and deleted Tasks are resolved. templateName maps a summary's template
-// id to the Template's object name.
-func (x *taskIndex) prepare(ctx context.Context, ns string, projectID int64, templateName func(int64) string) (*projectTasks, error) {
+// and deleted Tasks are resolved.
+func (x *taskIndex) prepare(ctx context.Context, ns string, projectID int64) (*projectTasks, error) {
 	if err := x.waitSynced(ctx); err != nil {
 		return nil, err
 	}
@@ -34,7 +33,7 @@ func (x *taskIndex) prepare(ctx context.Context, ns string, projectID int64, tem
 	p.refreshing = p.refreshing || stale
 	x.mu.Unlock()
 	if stale {
-		go x.refresh(ns, p, projectID, templateName)
+		go x.refresh(ns, p, projectID)
 	}
 	if ready {
 		return p, nil // the common case: no lock shared by every reader
@@ -43,7 +42,7 @@ func (x *taskIndex) prepare(ctx context.Context, ns string, projectID int64, tem
 	p.load.Lock()
 	defer p.load.Unlock()
 	if !p.loaded {
-		if err := x.loadSummaries(ctx, ns, p, projectID, templateName); err != nil {
+		if err := x.loadSummaries(ctx, ns, p, projectID); err != nil {
 			return nil, err
 		}
 	}
@@ -72,12 +71,12 @@ const historyRefresh = 5 * time.Minute
 
 // refresh re-reads a project's summaries in the background; readers go
 // on with what the index holds meanwhile.
-func (x *taskIndex) refresh(ns string, p *projectTasks, projectID int64, templateName func(int64) string) {
+func (x *taskIndex) refresh(ns string, p *projectTasks, projectID int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p.load.Lock()
 	defer p.load.Unlock()
-	if err := x.loadSummaries(ctx, ns, p, projectID, templateName); err != nil {
+	if err := x.loadSummaries(ctx, ns, p, projectID); err != nil {
 		logAPI().Error(err, "re-reading the task history", "project", projectID)
 	}
 	x.mu.Lock()
@@ -91,7 +90,7 @@ const summaryPage = 1000
 // loadSummaries reads the project's stored summaries: a task that is live
 // wins over its summary, everything else is pruned history, and a pruned
 // task the store no longer has is dropped. It runs under p.load.
-func (x *taskIndex) loadSummaries(ctx context.Context, ns string, p *projectTasks, projectID int64, templateName func(int64) string) error {
+func (x *taskIndex) loadSummaries(ctx context.Context, ns string, p *projectTasks, projectID int64) error {
 	x.mu.Lock()
 	p.loading = true
 	x.mu.Unlock()
@@ -111,6 +110,7 @@ func (x *taskIndex) loadSummaries(ctx context.Context, ns string, p *projectTask
 			break
 		}
 	}
+	templateNames := x.templateNames(ctx, ns)
 	stored := make(map[int64]*store.TaskSummary, len(all))
 	for i := range all {
 		stored[all[i].TaskID] = &all[i]
@@ -130,7 +130,7 @@ func (x *taskIndex) loadSummaries(ctx context.Context, ns string, p *projectTask
 		if _, pending := p.gone[id]; pending {
 			continue // resolveGone keeps the richer object
 		}
-		p.put(&taskEntry{id: id, template: templateName(s.TemplateID), summary: s})
+		p.put(&taskEntry{id: id, template: templateNames[s.TemplateID], summary: s})
 	}
 	p.loaded, p.loadedAt = true, time.Now()
 	return nil

@@ -34,6 +34,9 @@ type taskIndex struct {
 
 	// changed is told, after the fact, which project's tasks changed.
 	changed func(ns string)
+	// templateNames maps a project's template ids to object names:
+	// summaries name their template by id, Tasks by name.
+	templateNames func(ctx context.Context, ns string) map[int64]string
 }
 
 // taskEntry is one task of a list: a Task object (live, or as it was when
@@ -63,8 +66,9 @@ type projectTasks struct {
 	load                        sync.Mutex
 }
 
-func newTaskIndex(st store.Store, changed func(ns string)) *taskIndex {
-	return &taskIndex{store: st, projects: map[string]*projectTasks{}, synced: func() bool { return false }, changed: changed}
+func newTaskIndex(st store.Store, changed func(ns string), templateNames func(context.Context, string) map[int64]string) *taskIndex {
+	return &taskIndex{store: st, projects: map[string]*projectTasks{}, synced: func() bool { return false },
+		changed: changed, templateNames: templateNames}
 }
 
 // watch feeds the index from the Task informer of the manager's cache.

@@ -69,10 +69,9 @@ type taskView struct {
 	projectID int64
 	tasks     *projectTasks
 
-	templates     map[string]*bastionv1.Template // by object name; nil entry: none
-	templateNames map[int64]string               // by id, while the history loads
-	users         map[string]*bastionv1.User     // by object name; nil entry: none
-	refs          map[string]map[string]int64
+	templates map[string]*bastionv1.Template // by object name; nil entry: none
+	users     map[string]*bastionv1.User     // by object name; nil entry: none
+	refs      map[string]map[string]int64
 }
 
 // newTaskView prepares the project's task index for a read.
@@ -82,7 +81,7 @@ func (s *Server) newTaskView(ctx context.Context, a *projectAccess) (*taskView, 
 	}
 	v := &taskView{s: s, ctx: ctx, ns: a.namespace(), projectID: a.id,
 		templates: map[string]*bastionv1.Template{}, users: map[string]*bastionv1.User{}, refs: map[string]map[string]int64{}}
-	tasks, err := s.tasks.prepare(ctx, v.ns, a.id, v.templateName)
+	tasks, err := s.tasks.prepare(ctx, v.ns, a.id)
 	if err != nil {
 		return nil, err
 	}
@@ -124,18 +123,18 @@ func (v *taskView) allTemplates() ([]*bastionv1.Template, error) {
 	return out, nil
 }
 
-// templateName maps a summary's template id to the Template's object
-// name ("" if it is gone); the index asks while it loads the history.
-func (v *taskView) templateName(id int64) string {
-	if v.templateNames == nil {
-		v.templateNames = map[int64]string{}
-		if all, err := v.allTemplates(); err == nil {
-			for _, t := range all {
-				v.templateNames[idOf(t)] = t.Name
+// templateNamesByID maps the project's template ids to object names.
+func (s *Server) templateNamesByID(ctx context.Context, ns string) map[int64]string {
+	list := &bastionv1.TemplateList{}
+	out := map[int64]string{}
+	if err := s.opts.Client.List(ctx, list, inNS(ns), client.UnsafeDisableDeepCopy); err == nil {
+		for i := range list.Items {
+			if id, ok := ids.FromLabels(&list.Items[i]); ok {
+				out[id] = list.Items[i].Name
 			}
 		}
 	}
-	return v.templateNames[id]
+	return out
 }
 
 // task renders an entry in the task shape.
