@@ -5,11 +5,13 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,6 +41,7 @@ type listCache struct {
 	global  uint64
 	gens    map[string]uint64
 	answers map[string]map[string]cachedAnswer // namespace → key
+	renders singleflight.Group
 }
 
 type cachedAnswer struct {
@@ -157,17 +160,25 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, key string,
 	gen, global := s.lists.version(ns)
 	answer, ok := s.lists.get(ns, key, gen, global)
 	if !ok || !s.tasks.fresh(ns) {
-		v, err := render()
+		encode := func() (any, error) {
+			v, err := render()
+			if err != nil {
+				return nil, err
+			}
+			body, err := json.Marshal(v)
+			return cachedAnswer{gen: gen, global: global, body: append(body, '\n')}, err
+		}
+		// Clients that poll the same list after a change wait for one
+		// render instead of each making their own.
+		v, err, shared := s.lists.renders.Do(fmt.Sprintf("%s\x00%s\x00%d\x00%d", ns, key, gen, global), encode)
+		if err != nil && shared && r.Context().Err() == nil {
+			v, err = encode() // the request that rendered went away; not this one
+		}
 		if err != nil {
 			failErr(w, r, err)
 			return
 		}
-		body, err := json.Marshal(v)
-		if err != nil {
-			failErr(w, r, err)
-			return
-		}
-		answer = cachedAnswer{gen: gen, global: global, body: append(body, '\n')}
+		answer = v.(cachedAnswer)
 	}
 	body := answer.body
 	if acceptsGzip(r) {
