@@ -133,12 +133,12 @@ func (s *Server) stopTask(w http.ResponseWriter, r *http.Request) {
 		}
 		if req.Force {
 			task.Spec.Stop = bastionv1.StopForce
-			return "force stopped", nil
+			return "force stop requested", nil
 		}
 		if task.Spec.Stop == "" {
 			task.Spec.Stop = bastionv1.StopGraceful
 		}
-		return "stopped", nil
+		return "stop requested", nil
 	})
 }
 
