@@ -193,7 +193,7 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 	srv := httptest.NewUnstartedServer(nil)
 	opts := apiserver.Options{
 		Version: "test", PublicURL: "http://" + srv.Listener.Addr().String(),
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Hub: hub.New(),
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Store: st, Hub: hub.New(),
 		Users: userStore, IDs: alloc, ManagerNamespace: managerNamespace,
 		Auth: apiserver.AuthOptions{Now: clock.Now},
 	}

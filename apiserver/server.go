@@ -4,11 +4,13 @@
 package apiserver
 
 import (
+	"context"
 	"io/fs"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bastion-dev/bastion/internal/hub"
@@ -37,6 +39,10 @@ type Options struct {
 	Client client.Client
 	Reader client.Reader
 	Store  store.Store
+	// Informers is the manager's cache (the one Client reads). The task
+	// and template lists index each project's tasks from its Task
+	// informer; without it they answer 503.
+	Informers cache.Informers
 
 	// Users signs users in and manages them. With Client, Store and IDs it
 	// turns on the signed-in API (spec §7); without, only /ping, /info,
@@ -63,12 +69,24 @@ type Options struct {
 type Server struct {
 	opts    Options
 	limiter *loginLimiter
+	// tasks indexes every project's tasks for the lists, and lists keeps
+	// their encoded answers; both nil without Informers.
+	tasks *taskIndex
+	lists *listCache
 }
 
 // New returns the manager's HTTP handler.
 func New(opts Options) http.Handler {
 	opts.Auth = opts.Auth.withDefaults()
 	s := &Server{opts: opts, limiter: newLoginLimiter(opts.Auth)}
+	if opts.Informers != nil && opts.Store != nil {
+		s.lists = newListCache()
+		s.tasks = newTaskIndex(opts.Store, s.lists.changed, s.templateNamesByID)
+		if err := s.watchLists(context.Background(), opts.Informers); err != nil {
+			logAPI().Error(err, "the task and template lists cannot watch the cache; they will answer 503")
+			s.tasks, s.lists = nil, nil
+		}
+	}
 	r := chi.NewRouter()
 	// Fixed order: request id, recovery, headers, then the routes. The
 	// cross-origin check covers every /api call (see csrf.go).

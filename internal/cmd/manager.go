@@ -255,6 +255,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		Console:   console.FS(),
 		Client:    mgr.GetClient(),
 		Reader:    mgr.GetAPIReader(),
+		Informers: mgr.GetCache(),
 		Store:     output,
 		Hub:       live,
 

@@ -1,0 +1,83 @@
+package apiserver
+
+import (
+	"net/http"
+	"sort"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+)
+
+// scheduleJSON is a schedule as the API shows it (api-contract.md,
+// "schedule"). The /schedules routes and templates/{id}/schedules share it.
+type scheduleJSON struct {
+	ID           int64  `json:"id"`
+	ProjectID    int64  `json:"project_id"`
+	TemplateID   int64  `json:"template_id"`
+	CronFormat   string `json:"cron_format"`
+	Name         string `json:"name"`
+	Active       bool   `json:"active"`
+	RepositoryID *int64 `json:"repository_id"`
+}
+
+// toScheduleJSON renders a schedule; templateID and repositoryID are the
+// ids its references name (0: none or missing).
+func toScheduleJSON(sch *bastionv1.Schedule, projectID, templateID, repositoryID int64) scheduleJSON {
+	return scheduleJSON{
+		ID: idOf(sch), ProjectID: projectID, TemplateID: templateID, CronFormat: sch.Spec.CronFormat,
+		Name: sch.Spec.DisplayName, Active: sch.Spec.Active, RepositoryID: nullable(repositoryID),
+	}
+}
+
+// schedulesOf lists the schedules that run template t.
+func (s *Server) schedulesOf(r *http.Request, t *bastionv1.Template) ([]bastionv1.Schedule, error) {
+	list := &bastionv1.ScheduleList{}
+	if err := s.opts.Client.List(r.Context(), list, inNS(t.Namespace)); err != nil {
+		return nil, err
+	}
+	out := []bastionv1.Schedule{}
+	for _, sch := range list.Items {
+		if sch.Spec.TemplateRef.Name == t.Name && sch.DeletionTimestamp.IsZero() {
+			out = append(out, sch)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return idOf(&out[i]) < idOf(&out[j]) })
+	return out, nil
+}
+
+// templateSchedules serves GET templates/{id}/schedules.
+func (s *Server) templateSchedules(w http.ResponseWriter, r *http.Request) {
+	t := templateOf(r)
+	schedules, err := s.schedulesOf(r, t)
+	if err != nil {
+		failErr(w, r, err)
+		return
+	}
+	a := projectOf(r)
+	repos := s.idsByName(r.Context(), a.namespace(), "repository")
+	out := make([]scheduleJSON, 0, len(schedules))
+	for i := range schedules {
+		repo := int64(0)
+		if ref := schedules[i].Spec.RepositoryRef; ref != nil {
+			repo = repos[ref.Name]
+		}
+		out = append(out, toScheduleJSON(&schedules[i], a.id, idOf(t), repo))
+	}
+	respond(w, http.StatusOK, out)
+}
+
+// deleteSchedulesOf deletes the template's schedules, first, so that
+// none starts a task while the template's tasks are deleted.
+func (s *Server) deleteSchedulesOf(r *http.Request, t *bastionv1.Template) error {
+	schedules, err := s.schedulesOf(r, t)
+	if err != nil {
+		return err
+	}
+	for i := range schedules {
+		sch := &schedules[i]
+		if err := s.deleteObject(r.Context(), sch); err != nil {
+			return err
+		}
+		s.objectEvent(r, "schedule", idOf(sch), scheduleName(sch), "deleted")
+	}
+	return nil
+}
