@@ -37,11 +37,3 @@ func secretMetadata() *metav1.PartialObjectMetadata {
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return m
 }
-
-// deref is an optional id from a request; null and 0 both mean none.
-func deref(id *int64) int64 {
-	if id == nil {
-		return 0
-	}
-	return *id
-}

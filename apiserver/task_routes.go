@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/store"
 )
@@ -212,7 +211,7 @@ func (s *Server) deleteTask(w http.ResponseWriter, r *http.Request) {
 func (s *Server) deleteTasksOf(r *http.Request, t *bastionv1.Template) error {
 	ctx, a := r.Context(), projectOf(r)
 	live := &bastionv1.TaskList{}
-	if err := s.opts.Client.List(ctx, live, inNS(a.namespace()), client.MatchingFields{controllers.TaskTemplateField: t.Name}); err != nil {
+	if err := s.opts.Client.List(ctx, live, inNS(a.namespace()), client.MatchingFields{bastionv1.IndexTaskTemplate: t.Name}); err != nil {
 		return err
 	}
 	taskIDs := map[int64]bool{}

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"net/http"
 	"sort"
 
@@ -38,28 +39,36 @@ func templateOf(r *http.Request) *bastionv1.Template {
 // its last task and task count, computed for all templates in one pass.
 func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) {
 	s.respondList(w, r, "templates", func() (any, error) {
-		v, err := s.newTaskView(r.Context(), projectOf(r))
-		if err != nil {
-			return nil, err
+		return s.renderTemplates(r.Context(), projectOf(r), func(*bastionv1.Template) bool { return true })
+	})
+}
+
+// renderTemplates answers the project's templates that keep accepts, in
+// the api-contract shape, sorted by name.
+func (s *Server) renderTemplates(ctx context.Context, a *projectAccess, keep func(*bastionv1.Template) bool) ([]templateJSON, error) {
+	v, err := s.newTaskView(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	templates, err := v.allTemplates()
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(templates, func(i, j int) bool {
+		a, b := templates[i], templates[j]
+		if a.Spec.DisplayName != b.Spec.DisplayName {
+			return a.Spec.DisplayName < b.Spec.DisplayName
 		}
-		templates, err := v.allTemplates()
-		if err != nil {
-			return nil, err
-		}
-		sort.Slice(templates, func(i, j int) bool {
-			a, b := templates[i], templates[j]
-			if a.Spec.DisplayName != b.Spec.DisplayName {
-				return a.Spec.DisplayName < b.Spec.DisplayName
-			}
-			return idOf(a) < idOf(b)
-		})
-		render := s.newTemplateRender(v)
-		out := make([]templateJSON, 0, len(templates))
-		for _, t := range templates {
+		return idOf(a) < idOf(b)
+	})
+	render := s.newTemplateRender(v)
+	out := make([]templateJSON, 0, len(templates))
+	for _, t := range templates {
+		if keep(t) {
 			out = append(out, render.template(t))
 		}
-		return out, nil
-	})
+	}
+	return out, nil
 }
 
 func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request) {

@@ -178,7 +178,7 @@ func bootLoadBench(b *testing.B) (string, *http.Client, int64) {
 		&bastionv1.View{}, &bastionv1.Integration{}); err != nil {
 		b.Fatal(err)
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &bastionv1.Task{}, controllers.TaskTemplateField, func(o client.Object) []string {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &bastionv1.Task{}, bastionv1.IndexTaskTemplate, func(o client.Object) []string {
 		return []string{o.(*bastionv1.Task).Spec.TemplateRef.Name}
 	}); err != nil {
 		b.Fatal(err)

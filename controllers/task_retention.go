@@ -13,7 +13,7 @@ import (
 )
 
 // TaskTemplateField indexes Tasks by the name of their template.
-const TaskTemplateField = ".spec.templateRef.name"
+const TaskTemplateField = bastionv1.IndexTaskTemplate
 
 // DefaultTaskKeepLast is how many finished Tasks of a template are kept as
 // objects when neither the template nor the manager says otherwise. etcd

@@ -25,3 +25,8 @@ const (
 	// successful build task that queued it.
 	LabelAutorunOf = "automation.bastion.dev/autorun-of"
 )
+
+// IndexTaskTemplate is the field index of Tasks by the name of their
+// template, registered by the manager and used by the controllers and the
+// API server alike.
+const IndexTaskTemplate = ".spec.templateRef.name"

@@ -7,27 +7,6 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 )
 
-// scheduleJSON is a schedule as the API shows it (api-contract.md,
-// "schedule"). The /schedules routes and templates/{id}/schedules share it.
-type scheduleJSON struct {
-	ID           int64  `json:"id"`
-	ProjectID    int64  `json:"project_id"`
-	TemplateID   int64  `json:"template_id"`
-	CronFormat   string `json:"cron_format"`
-	Name         string `json:"name"`
-	Active       bool   `json:"active"`
-	RepositoryID *int64 `json:"repository_id"`
-}
-
-// toScheduleJSON renders a schedule; templateID and repositoryID are the
-// ids its references name (0: none or missing).
-func toScheduleJSON(sch *bastionv1.Schedule, projectID, templateID, repositoryID int64) scheduleJSON {
-	return scheduleJSON{
-		ID: idOf(sch), ProjectID: projectID, TemplateID: templateID, CronFormat: sch.Spec.CronFormat,
-		Name: sch.Spec.DisplayName, Active: sch.Spec.Active, RepositoryID: nullable(repositoryID),
-	}
-}
-
 // schedulesOf lists the schedules that run template t.
 func (s *Server) schedulesOf(r *http.Request, t *bastionv1.Template) ([]bastionv1.Schedule, error) {
 	list := &bastionv1.ScheduleList{}
@@ -53,14 +32,10 @@ func (s *Server) templateSchedules(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := projectOf(r)
-	repos := s.idsByName(r.Context(), a.namespace(), "repository")
 	out := make([]scheduleJSON, 0, len(schedules))
 	for i := range schedules {
-		repo := int64(0)
-		if ref := schedules[i].Spec.RepositoryRef; ref != nil {
-			repo = repos[ref.Name]
-		}
-		out = append(out, toScheduleJSON(&schedules[i], a.id, idOf(t), repo))
+		item, _ := s.toScheduleJSON(r.Context(), a, &schedules[i])
+		out = append(out, item)
 	}
 	respond(w, http.StatusOK, out)
 }
