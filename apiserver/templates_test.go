@@ -333,7 +333,7 @@ func TestTemplates_schedulesListsOnlyThatTemplatesSchedules(t *testing.T) {
 	b := p.createTemplate(t, "B", nil)
 	aName, bName := p.templateObject(t, a.ID).Name, p.templateObject(t, b.ID).Name
 	nightly := p.make(t, &bastionv1.Schedule{Spec: bastionv1.ScheduleSpec{DisplayName: "Nightly", TemplateRef: bastionv1.ObjectRef{Name: aName},
-		CronFormat: "0 3 * * *", Active: true, RepositoryRef: &bastionv1.ObjectRef{Name: p.repo.name}}}, "a-nightly", ids.CounterSchedule)
+		CronFormat: "0 3 * * *", Active: true, RunOnlyOnNewCommit: true, RepositoryRef: &bastionv1.ObjectRef{Name: p.repo.name}}}, "a-nightly", ids.CounterSchedule)
 	hourly := p.make(t, &bastionv1.Schedule{Spec: bastionv1.ScheduleSpec{TemplateRef: bastionv1.ObjectRef{Name: aName},
 		CronFormat: "0 * * * *", Active: false}}, "a-hourly", ids.CounterSchedule)
 	p.make(t, &bastionv1.Schedule{Spec: bastionv1.ScheduleSpec{TemplateRef: bastionv1.ObjectRef{Name: bName},
