@@ -112,9 +112,9 @@ func TestAPI_createEverythingStartATaskFollowItAndReadItsOutput(t *testing.T) {
 		t.Fatalf("page offset=1 limit=2 = %+v; whole log:\n%s", page, strings.Join(text, "\n"))
 	}
 
-	// Raw: the same lines as text.
+	// Raw: the same lines as text, each ended by a newline.
 	code, raw := api.call("GET", p+"/tasks/"+itoa(task.ID)+"/raw", nil)
-	if code != http.StatusOK || strings.TrimRight(string(raw), "\n") != strings.Join(text, "\n") {
+	if code != http.StatusOK || string(raw) != strings.Join(text, "\n")+"\n" {
 		t.Fatalf("raw = %d %q, want the stored lines", code, raw)
 	}
 
