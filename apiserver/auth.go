@@ -109,7 +109,7 @@ func (s *Server) principalOf(r *http.Request) (*principal, string) {
 	} else {
 		return nil, "not signed in"
 	}
-	cred, err := s.opts.Store.Credential(r.Context(), hashSecret(secret))
+	cred, err := s.creds.lookup(r.Context(), s.opts.Store, hashSecret(secret))
 	if err != nil || cred.Kind != kind {
 		if kind == store.CredentialToken {
 			return nil, "invalid API token"

@@ -104,7 +104,9 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 // browser: a copied cookie stops working too.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
-		if err := s.opts.Store.DeleteCredential(r.Context(), hashSecret(c.Value)); err != nil {
+		err := s.opts.Store.DeleteCredential(r.Context(), hashSecret(c.Value))
+		s.creds.forget()
+		if err != nil {
 			failErr(w, r, err)
 			return
 		}

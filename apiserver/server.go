@@ -69,6 +69,7 @@ type Options struct {
 type Server struct {
 	opts    Options
 	limiter *loginLimiter
+	creds   *credentialCache
 	// tasks indexes every project's tasks for the lists, and lists keeps
 	// their encoded answers; both nil without Informers.
 	tasks *taskIndex
@@ -78,7 +79,7 @@ type Server struct {
 // New returns the manager's HTTP handler.
 func New(opts Options) http.Handler {
 	opts.Auth = opts.Auth.withDefaults()
-	s := &Server{opts: opts, limiter: newLoginLimiter(opts.Auth)}
+	s := &Server{opts: opts, limiter: newLoginLimiter(opts.Auth), creds: newCredentialCache(opts.Auth.Now)}
 	if opts.Informers != nil && opts.Store != nil {
 		s.lists = newListCache()
 		s.tasks = newTaskIndex(opts.Store, s.lists.changed, s.templateNamesByID)

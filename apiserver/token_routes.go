@@ -70,6 +70,7 @@ func (s *Server) expireToken(w http.ResponseWriter, r *http.Request) {
 		id = id[:tokenPublicLen]
 	}
 	err := s.opts.Store.ExpireCredential(r.Context(), p.id, store.CredentialToken, id)
+	s.creds.forget()
 	if errors.Is(err, store.ErrNotFound) {
 		fail(w, http.StatusNotFound, "token not found")
 		return

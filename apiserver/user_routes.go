@@ -236,7 +236,9 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
 	// Sessions and tokens die with the user (principalOf would refuse
 	// them anyway, but a stale credential should not linger).
 	for _, kind := range []store.CredentialKind{store.CredentialSession, store.CredentialToken} {
-		if _, err := s.opts.Store.DeleteUserCredentials(r.Context(), userID(user), kind, ""); err != nil {
+		_, err := s.opts.Store.DeleteUserCredentials(r.Context(), userID(user), kind, "")
+		s.creds.forget()
+		if err != nil {
 			failErr(w, r, err)
 			return
 		}
@@ -285,7 +287,9 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 		}
 		keep = fresh
 	}
-	if _, err := s.opts.Store.DeleteUserCredentials(r.Context(), userID(user), store.CredentialSession, keep); err != nil {
+	_, err := s.opts.Store.DeleteUserCredentials(r.Context(), userID(user), store.CredentialSession, keep)
+	s.creds.forget()
+	if err != nil {
 		failErr(w, r, err)
 		return
 	}
