@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -174,4 +175,64 @@ func indexOf(lines []string, part string) int {
 		}
 	}
 	return len(lines)
+}
+
+// The workspace is the inventory's name, created on the first run and
+// selected (not created again, which would fail) on the next; without an
+// inventory it is default. The state of every workspace lives in stateDir,
+// as a remote backend would keep it, since each run has a fresh checkout.
+func TestTerraform_runsInTheInventorysWorkspaceSelectingOrCreatingIt(t *testing.T) {
+	needTerraform(t)
+	stateDir := t.TempDir()
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("infra/main.tf", fmt.Sprintf(`terraform {
+  backend "local" {
+    path          = %q
+    workspace_dir = %q
+  }
+}
+variable "greeting" {
+  type = string # terraformRun passes it
+}
+resource "terraform_data" "where" {
+  input = terraform.workspace
+}
+output "workspace" {
+  value = terraform_data.where.output
+}
+`, filepath.Join(stateDir, "terraform.tfstate"), filepath.Join(stateDir, "workspaces")), false)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	confirmed := func() *confirmingSink {
+		s := &confirmingSink{confirm: make(chan struct{})}
+		close(s.confirm)
+		return s
+	}
+	staging := func(s *runspec.Spec) {
+		s.Inventory = &runspec.Inventory{Type: "terraform-workspace", Name: "staging"}
+	}
+
+	first := confirmed()
+	res := terraformRun(t, repo, first, ctx, staging)
+	if !res.Succeeded() || !contains(first.all(), `Created and switched to workspace "staging"`) || !contains(first.all(), `workspace = "staging"`) {
+		t.Fatalf("first run %+v\n%s", res, strings.Join(first.all(), "\n"))
+	}
+	if _, err := os.Stat(filepath.Join(stateDir, "workspaces", "staging", "terraform.tfstate")); err != nil {
+		t.Fatalf("no state for workspace staging: %v", err)
+	}
+
+	// The workspace exists now: selected, and its state has the resource.
+	second := confirmed()
+	res = terraformRun(t, repo, second, ctx, staging)
+	if !res.Succeeded() || !contains(second.all(), `Switched to workspace "staging".`) || contains(second.all(), "Created and switched") ||
+		!contains(second.all(), "No changes.") {
+		t.Fatalf("second run %+v\n%s", res, strings.Join(second.all(), "\n"))
+	}
+
+	// No inventory: default, whose state is still empty.
+	plain := confirmed()
+	res = terraformRun(t, repo, plain, ctx, nil)
+	if !res.Succeeded() || !contains(plain.all(), `workspace = "default"`) || !contains(plain.all(), "Apply complete! Resources: 1 added") {
+		t.Fatalf("default run %+v\n%s", res, strings.Join(plain.all(), "\n"))
+	}
 }
