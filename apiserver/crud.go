@@ -148,6 +148,22 @@ func capitalize(s string) string {
 	return string(s[0]-'a'+'A') + s[1:]
 }
 
+// addressable renders the items of a list that the API can address: not
+// being deleted, and already numbered (an object made with kubectl gets its
+// id from its controller a moment later).
+func addressable[T any, PT interface {
+	*T
+	client.Object
+}, J any](items []T, render func(PT) J) []J {
+	out := []J{}
+	for i := range items {
+		if obj := PT(&items[i]); obj.GetDeletionTimestamp().IsZero() && idOf(obj) != 0 {
+			out = append(out, render(obj))
+		}
+	}
+	return out
+}
+
 type entityKey string
 
 // loadEntity resolves the path parameter param to an object of list's kind

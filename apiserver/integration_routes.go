@@ -181,12 +181,7 @@ func (s *Server) listIntegrations(w http.ResponseWriter, r *http.Request) {
 		failErr(w, r, err)
 		return
 	}
-	out := []integrationJSON{}
-	for i := range list.Items {
-		if in := &list.Items[i]; in.DeletionTimestamp.IsZero() && idOf(in) != 0 {
-			out = append(out, s.toIntegrationJSON(r.Context(), a, in))
-		}
-	}
+	out := addressable(list.Items, func(in *bastionv1.Integration) integrationJSON { return s.toIntegrationJSON(r.Context(), a, in) })
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	respond(w, http.StatusOK, out)
 }

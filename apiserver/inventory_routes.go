@@ -124,13 +124,7 @@ func (s *Server) listInventories(w http.ResponseWriter, r *http.Request) {
 		failErr(w, r, err)
 		return
 	}
-	out := []inventoryJSON{}
-	for i := range list.Items {
-		inv := &list.Items[i]
-		if inv.DeletionTimestamp.IsZero() && idOf(inv) != 0 {
-			out = append(out, s.toInventoryJSON(r, inv))
-		}
-	}
+	out := addressable(list.Items, func(inv *bastionv1.Inventory) inventoryJSON { return s.toInventoryJSON(r, inv) })
 	sortByName(out, func(x inventoryJSON) string { return x.Name }, func(x inventoryJSON) int64 { return x.ID })
 	respond(w, http.StatusOK, out)
 }

@@ -148,13 +148,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 		failErr(w, r, err)
 		return
 	}
-	out := []keyJSON{}
-	for i := range list.Items {
-		secret := &list.Items[i]
-		if secret.DeletionTimestamp.IsZero() && idOf(secret) != 0 {
-			out = append(out, toKeyJSON(secret, a.id))
-		}
-	}
+	out := addressable(list.Items, func(secret *corev1.Secret) keyJSON { return toKeyJSON(secret, a.id) })
 	sortByName(out, func(k keyJSON) string { return k.Name }, func(k keyJSON) int64 { return k.ID })
 	respond(w, http.StatusOK, out)
 }

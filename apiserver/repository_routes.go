@@ -155,13 +155,7 @@ func (s *Server) listRepositories(w http.ResponseWriter, r *http.Request) {
 		failErr(w, r, err)
 		return
 	}
-	out := []repositoryJSON{}
-	for i := range list.Items {
-		repo := &list.Items[i]
-		if repo.DeletionTimestamp.IsZero() && idOf(repo) != 0 {
-			out = append(out, s.toRepositoryJSON(r, repo))
-		}
-	}
+	out := addressable(list.Items, func(repo *bastionv1.Repository) repositoryJSON { return s.toRepositoryJSON(r, repo) })
 	sortByName(out, func(x repositoryJSON) string { return x.Name }, func(x repositoryJSON) int64 { return x.ID })
 	respond(w, http.StatusOK, out)
 }

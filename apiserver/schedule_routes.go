@@ -133,15 +133,10 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
 		failErr(w, r, err)
 		return
 	}
-	out := []scheduleListItem{}
-	for i := range list.Items {
-		sch := &list.Items[i]
-		if !sch.DeletionTimestamp.IsZero() || idOf(sch) == 0 {
-			continue
-		}
+	out := addressable(list.Items, func(sch *bastionv1.Schedule) scheduleListItem {
 		item, template := s.toScheduleJSON(r.Context(), a, sch)
-		out = append(out, scheduleListItem{scheduleJSON: item, TplName: template.Spec.DisplayName})
-	}
+		return scheduleListItem{scheduleJSON: item, TplName: template.Spec.DisplayName}
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	respond(w, http.StatusOK, out)
 }

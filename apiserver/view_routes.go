@@ -68,12 +68,7 @@ func (s *Server) listViews(w http.ResponseWriter, r *http.Request) {
 		failErr(w, r, err)
 		return
 	}
-	out := []viewJSON{}
-	for i := range list.Items {
-		if v := &list.Items[i]; v.DeletionTimestamp.IsZero() && idOf(v) != 0 {
-			out = append(out, toViewJSON(a, v))
-		}
-	}
+	out := addressable(list.Items, func(v *bastionv1.View) viewJSON { return toViewJSON(a, v) })
 	sortByPosition(out)
 	respond(w, http.StatusOK, out)
 }
