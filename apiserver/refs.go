@@ -34,10 +34,16 @@ type refsJSON struct {
 	Integrations []refItem `json:"integrations"`
 }
 
-// blocking reports whether the references forbid a delete. Schedules never
-// do: deleting a template deletes its schedules with it.
-func (r refsJSON) blocking() bool {
-	return len(r.Templates)+len(r.Inventories)+len(r.Repositories)+len(r.Integrations) > 0
+// blocking reports whether the references forbid deleting an object of
+// kind. Schedules block only a repository's delete (a schedule that checks
+// it for new commits would point at nothing); a template's schedules go
+// with it.
+func (r refsJSON) blocking(kind refKind) bool {
+	n := len(r.Templates) + len(r.Inventories) + len(r.Repositories) + len(r.Integrations)
+	if kind == refRepository {
+		n += len(r.Schedules)
+	}
+	return n > 0
 }
 
 func named(name string, ref *bastionv1.ObjectRef) bool { return ref != nil && ref.Name == name }
@@ -168,7 +174,7 @@ func (s *Server) refuseIfReferenced(w http.ResponseWriter, r *http.Request, kind
 		failErr(w, r, err)
 		return true
 	}
-	if !refs.blocking() {
+	if !refs.blocking(kind) {
 		return false
 	}
 	respond(w, http.StatusBadRequest, inUseBody{

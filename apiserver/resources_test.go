@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/ids"
 )
 
 type repositoryAnswer struct {
@@ -303,5 +305,38 @@ func TestResources_usedByATemplateCannotBeDeleted(t *testing.T) {
 		if len(refs.Templates) != 1 || refs.Templates[0] != (refAnswer{tplID, "Deploy app"}) {
 			t.Errorf("refs of %s = %+v, want the template %d", path, refs, tplID)
 		}
+	}
+}
+
+// A schedule that checks a repository for new commits refers to it: the
+// repository cannot be deleted under it, even when no template uses it.
+func TestResources_repositoryWatchedByAScheduleCannotBeDeleted(t *testing.T) {
+	e := startEnv(t)
+	b, pid, seed := resourceProject(t, e, "Watched")
+	_, keyName := seed.key("None", "")
+	_, usedName := seed.repository("used", keyName)
+	watchedID, watchedName := seed.repository("watched", keyName)
+	_, envName := seed.environment("prod")
+	tpl := &bastionv1.Template{Spec: bastionv1.TemplateSpec{DisplayName: "Nightly", Playbook: "site.yml",
+		RepositoryRef: bastionv1.ObjectRef{Name: usedName}, EnvironmentRef: bastionv1.ObjectRef{Name: envName}}}
+	seed.create(tpl, ids.CounterTemplate)
+	schID := seed.create(&bastionv1.Schedule{Spec: bastionv1.ScheduleSpec{
+		TemplateRef: bastionv1.ObjectRef{Name: tpl.Name}, CronFormat: "0 3 * * *", Active: true,
+		RunOnlyOnNewCommit: true, RepositoryRef: &bastionv1.ObjectRef{Name: watchedName},
+	}}, ids.CounterSchedule)
+
+	path := fmt.Sprintf("/api/project/%d/repositories/%d", pid, watchedID)
+	before := seed.snapshot()
+	code, data := b.call("DELETE", path, nil)
+	if code != http.StatusBadRequest || !strings.Contains(string(data), `"inUse":true`) {
+		t.Fatalf("DELETE %s = %d %s, want 400 with inUse", path, code, data)
+	}
+	if after := seed.snapshot(); after != before {
+		t.Errorf("the refused delete changed the cluster:\n%s\n→\n%s", before, after)
+	}
+	var refs refsAnswer
+	b.must("GET", path+"/refs", nil, http.StatusOK, &refs)
+	if len(refs.Schedules) != 1 || refs.Schedules[0].ID != schID || len(refs.Templates) != 0 {
+		t.Errorf("refs = %+v, want only the schedule %d", refs, schID)
 	}
 }
