@@ -25,7 +25,7 @@ const apiServer = 'http://127.0.0.1:3000';
 export default defineConfig({
   base: '/',
   plugins: [react(), keepDistPlaceholder()],
-  build: { outDir: 'dist', assetsDir: 'assets', emptyOutDir: true },
+  build: { outDir: 'dist', assetsDir: 'assets', emptyOutDir: true, manifest: true },
   server: {
     proxy: { '/api': { target: apiServer, ws: true } },
   },
@@ -34,5 +34,7 @@ export default defineConfig({
     include: ['src/**/*.test.{ts,tsx}'],
     setupFiles: ['src/test/setup.ts'],
     css: false,
+    // The machine is shared: rendering PatternFly tables takes seconds there.
+    testTimeout: 30_000,
   },
 });
