@@ -2,7 +2,9 @@
 // each screen when it opens the console there (the entry, the screen's lazily
 // loaded chunks, and everything they import statically), gzipped as a server
 // would send them. Reads dist/.vite/manifest.json (npm run build writes it).
-// Fonts and images are not counted.
+// Fonts and images are not counted. The largest screen is counted again with
+// the largest language's catalogs, which a browser set to that language
+// loads too.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -48,6 +50,16 @@ for (const [screen, chunks] of Object.entries(screens)) {
   const kb = (n) => (n / 1024).toFixed(1).padStart(6);
   console.log(`${screen.padEnd(40)} JS ${kb(js)} KB  CSS ${kb(css)} KB  total ${kb(js + css)} KB gzip`);
 }
+// English is bundled; another language adds its catalogs to the first load.
+const catalogs = {};
+for (const key of Object.keys(manifest)) {
+  const lang = /^src\/locales\/([^/]+)\/[^/]+\.json$/.exec(key)?.[1];
+  if (lang) catalogs[lang] = (catalogs[lang] ?? 0) + gzipped(manifest[key].file);
+}
+const [heaviest, extra] = Object.entries(catalogs).sort((a, b) => b[1] - a[1])[0] ?? ['none', 0];
+console.log(`largest language catalogs: ${heaviest}, ${(extra / 1024).toFixed(1)} KB gzip`);
+
 const budget = 300 * 1024;
-console.log(`largest first load: ${(worst / 1024).toFixed(1)} KB gzip (budget ${budget / 1024} KB)`);
-process.exit(worst <= budget ? 0 : 1);
+const largest = worst + extra;
+console.log(`largest first load: ${(largest / 1024).toFixed(1)} KB gzip, with ${heaviest} (budget ${budget / 1024} KB)`);
+process.exit(largest <= budget ? 0 : 1);

@@ -47,7 +47,7 @@ export function UsersPage() {
 }
 
 function Check({ on, label }: { on: boolean; label: string }) {
-  return on ? <CheckIcon aria-label={label} /> : null;
+  return on ? <CheckIcon title={label} /> : null;
 }
 
 function UserAdministration() {
