@@ -26,8 +26,8 @@ export default defineConfig({
   workers: 1,
   forbidOnly: !!process.env.CI,
   // Each test signs in and renders PatternFly on a shared two-core machine.
-  timeout: 90_000,
-  expect: { timeout: 15_000 },
+  timeout: 180_000,
+  expect: { timeout: 30_000 },
   reporter: 'list',
   use: {
     // Workers load this file again after globalSetup has set BASTION_URL.

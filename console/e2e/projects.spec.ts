@@ -108,8 +108,10 @@ test('edits and deletes a project from its settings', async ({ page, baseURL }, 
   await page.getByRole('button', { name: 'Delete project' }).click();
   await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
   await expect(page.getByText(`Project ${project.name}-renamed deleted`)).toBeVisible();
-  // The first remaining project is selected.
-  const projects: { id: number }[] = await (await api.get('/api/projects')).json();
+  // The first remaining project, by name as the switcher lists them, is selected.
+  const projects: { id: number; name: string }[] = await (await api.get('/api/projects')).json();
   expect(projects.map((p) => p.id)).toContain(keep.id);
-  await expect(page).toHaveURL(new RegExp(`/project/${projects[0].id}/history$`));
+  expect(projects.map((p) => p.id)).not.toContain(project.id);
+  const [first] = projects.sort((a, b) => a.name.localeCompare(b.name, undefined, { sensitivity: 'base' }) || a.id - b.id);
+  await expect(page).toHaveURL(new RegExp(`/project/${first.id}/history$`));
 });

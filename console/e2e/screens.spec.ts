@@ -19,7 +19,7 @@ test('screens of a signed-out browser', async ({ page }, testInfo) => {
   await page.goto('/auth/login');
   for (const theme of themes) {
     await inTheme(page, theme, '/auth/login');
-    await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible();
+    await expect(page.getByRole('button', { name: 'Sign in', exact: true })).toBeVisible();
     await shoot(page, testInfo, 'signin', theme);
     await page.getByRole('button', { name: "Don't have an account or can't sign in?" }).click();
     await expect(page.getByRole('dialog')).toBeVisible();
@@ -90,7 +90,7 @@ test('screens of a project', async ({ page, baseURL }, testInfo) => {
     await shoot(page, testInfo, 'users', theme);
     await page.getByRole('button', { name: 'New user' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
-    await expect(page.getByRole('dialog').getByText('Name is required')).toBeVisible();
+    await expect(page.getByRole('dialog').getByText(/^Name is required/)).toBeVisible();
     await shoot(page, testInfo, 'user-dialog', theme);
   }
 });

@@ -9,12 +9,12 @@ test('a wrong password says so, the right one opens the project page', async ({ 
   await api.post(`/api/project/${project.id}/users`, { data: { user_id: user.id, role: 'manager' } });
 
   await signIn(page, user.username, 'not-the-password');
-  await expect(page.getByTestId('login-error')).toHaveText('Incorrect login or password');
+  await expect(page.getByTestId('login-error')).toContainText('Incorrect login or password');
   await expect(page).toHaveURL(/\/auth\/login$/);
   await screenshot(page, testInfo, 'signin-wrong-password');
 
   await page.getByLabel(/^Password/).fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await expect(page).toHaveURL(new RegExp(`/project/${project.id}/history$`));
   await openDrawer(page);
   await expect(page.getByTestId('project-switcher')).toContainText(project.name);

@@ -3,9 +3,20 @@ import { apiDelete, apiFetch, apiGet, apiPost, apiPostRaw, apiPut } from '../../
 import { queryKeys } from '../../api/queryKeys';
 import type { Project, ProjectRequest } from './types';
 
-/** The projects the user belongs to (all of them, for an admin). */
+/**
+ * Projects by name, then id. The server's order is not stable (it lists
+ * from a cache), and "the first project" (spec §2, §4) and the avatar
+ * colours must not change from one load to the next.
+ */
+export function byName(projects: Project[]): Project[] {
+  return [...projects].sort(
+    (a, b) => a.name.localeCompare(b.name, undefined, { sensitivity: 'base' }) || a.id - b.id,
+  );
+}
+
+/** The projects the user belongs to (all of them, for an admin), by name. */
 export function useProjects() {
-  return useQuery({ queryKey: queryKeys.projects, queryFn: () => apiGet<Project[]>('/projects') });
+  return useQuery({ queryKey: queryKeys.projects, queryFn: () => apiGet<Project[]>('/projects'), select: byName });
 }
 
 // The list is changed in the cache at once, so the next screen finds the

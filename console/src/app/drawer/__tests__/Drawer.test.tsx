@@ -49,7 +49,8 @@ describe('the drawer (spec §2)', () => {
     fireEvent.click(switcher);
     const items = await screen.findAllByRole('menuitem');
     const avatars = items.slice(0, 5).map((item) => item.querySelector('[data-color]'));
-    expect(avatars.map((a) => a?.textContent)).toEqual(['DP', 'O', 'WS', 'F', 'F']);
+    // Listed by name: Demo Project, five, four, ops, Web servers.
+    expect(avatars.map((a) => a?.textContent)).toEqual(['DP', 'F', 'F', 'O', 'WS']);
     expect(avatars.map((a) => a?.getAttribute('data-color'))).toEqual(['red', 'blue', 'orange', 'green', 'red']);
     fireEvent.click(screen.getByRole('menuitem', { name: /Web servers/ }));
     await waitFor(() => expect(screen.getByTestId('location')).toHaveTextContent('/project/3/history'));
