@@ -62,9 +62,10 @@ export async function useSession(page: Page, api: APIRequestContext) {
 
 /** Below 960 pixels the drawer hides behind a toggle (spec §2). */
 export async function openDrawer(page: Page) {
-  const toggle = page.locator('#drawer-toggle');
-  if ((await toggle.count()) > 0 && (await toggle.getAttribute('aria-expanded')) !== 'true') {
-    await toggle.click();
+  if (page.viewportSize()!.width < 960) {
+    const toggle = page.locator('#drawer-toggle');
+    await expect(toggle).toBeVisible();
+    if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
   }
   await expect(page.getByTestId('project-switcher')).toBeInViewport();
 }

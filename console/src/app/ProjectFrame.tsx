@@ -17,6 +17,8 @@ import { Drawer } from './drawer/Drawer';
 import { desktopQuery, useMediaQuery } from './useMediaQuery';
 import './ProjectFrame.css';
 
+const measurePage = () => undefined;
+
 /**
  * The frame of every page under /project/ (spec §2): a 260-pixel drawer,
  * fixed from 960 pixels up and opened with a toggle below.
@@ -58,7 +60,9 @@ export function ProjectFrame({ children }: { children: ReactNode }) {
     </PageSidebar>
   );
   return (
-    <Page className="bastion-page" masthead={masthead} sidebar={sidebar}>
+    // PatternFly marks an open sidebar as expanded (shown over the page) only
+    // once it has measured the page, which it does when given onPageResize.
+    <Page className="bastion-page" masthead={masthead} sidebar={sidebar} onPageResize={measurePage}>
       {children}
     </Page>
   );

@@ -1,5 +1,5 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { stubApi } from '../../../test/api';
 import { admin, alice, project } from '../../../test/fixtures';
 import { inProject } from '../../../test/project';
@@ -106,5 +106,18 @@ describe('the team screen (spec §2)', () => {
     expect(api.writes()).toEqual([]);
     fireEvent.click(within(dialog).getByRole('button', { name: 'Remove' }));
     await waitFor(() => expect(api.writes()).toEqual([{ method: 'DELETE', path: '/project/1/users/3', body: undefined }]));
+  });
+
+  it('leaves the project after asking, and reloads the page', async () => {
+    const api = stubApi({ 'GET /project/1/users?sort=name&order=asc': [200, team], 'DELETE /project/1/me': [204] });
+    const assign = vi.fn();
+    vi.stubGlobal('location', { ...window.location, assign });
+    renderTeam('guest', 0, { ...alice, id: 3 });
+    fireEvent.click(await screen.findByRole('button', { name: 'Leave Project' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(dialog).toHaveTextContent('Are you sure you want to leave the project Infra?');
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Leave' }));
+    await waitFor(() => expect(assign).toHaveBeenCalledWith('/'));
+    expect(api.writes()).toEqual([{ method: 'DELETE', path: '/project/1/me', body: undefined }]);
   });
 });
