@@ -63,19 +63,19 @@ export function ProjectRoutes() {
       )}
       <Loading>
         <Routes>
-        <Route index element={<Navigate to={projectHome(project)} replace />} />
-        <Route path="activity" element={<ActivityPage />} />
-        <Route path="team" element={<TeamPage />} />
-        <Route
-          path="settings"
-          element={access.can(Permission.updateProject) ? <ProjectSettingsPage /> : <Navigate to={projectHome(project)} replace />}
-        />
-        {project.type === '' && <Route path="history" element={<LaterScreen title={t('History')} />} />}
-        {project.type === '' &&
-          ['templates/*', 'views/*', 'inventory', 'environment', 'keys', 'repositories', 'integrations', 'integration/*'].map(
-            (path) => <Route key={path} path={path} element={<LaterScreen />} />,
-          )}
-        <Route path="*" element={<Navigate to={projectHome(project)} replace />} />
+          <Route index element={<Navigate to={projectHome(project)} replace />} />
+          <Route path="activity" element={<ActivityPage />} />
+          <Route path="team" element={<TeamPage />} />
+          <Route
+            path="settings"
+            element={access.can(Permission.updateProject) ? <ProjectSettingsPage /> : <Navigate to={projectHome(project)} replace />}
+          />
+          {project.type === '' && <Route path="history" element={<LaterScreen title={t('History')} />} />}
+          {project.type === '' &&
+            ['templates/*', 'views/*', 'inventory', 'environment', 'keys', 'repositories', 'integrations', 'integration/*'].map(
+              (path) => <Route key={path} path={path} element={<LaterScreen />} />,
+            )}
+          <Route path="*" element={<Navigate to={projectHome(project)} replace />} />
         </Routes>
       </Loading>
     </ProjectAccessContext.Provider>

@@ -58,19 +58,19 @@ function Startup() {
 function SignedInRoutes({ hasProjects }: { hasProjects: boolean }) {
   return (
     <Loading>
-    <Routes>
-      <Route path="/users" element={<UsersPage />} />
-      <Route path="/project/new" element={<NewProjectPage />} />
-      {/* With zero projects, every other page is the new-project screen (spec §4). */}
-      {hasProjects ? (
-        <>
-          <Route path="/project/:projectId/*" element={<ProjectPages />} />
-          <Route path="*" element={<OpenSelectedProject />} />
-        </>
-      ) : (
-        <Route path="*" element={<Navigate to="/project/new" replace />} />
-      )}
-    </Routes>
+      <Routes>
+        <Route path="/users" element={<UsersPage />} />
+        <Route path="/project/new" element={<NewProjectPage />} />
+        {/* With zero projects, every other page is the new-project screen (spec §4). */}
+        {hasProjects ? (
+          <>
+            <Route path="/project/:projectId/*" element={<ProjectPages />} />
+            <Route path="*" element={<OpenSelectedProject />} />
+          </>
+        ) : (
+          <Route path="*" element={<Navigate to="/project/new" replace />} />
+        )}
+      </Routes>
     </Loading>
   );
 }

@@ -8,7 +8,7 @@ import type { RestoreProjectDialogProps } from '../resources/projects/RestorePro
 import type { Member } from '../resources/team/useTeam';
 import type { User } from '../resources/users/types';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- T names the props at each use.
 function named<T extends ComponentType<any>>(load: () => Promise<Record<string, unknown>>, name: string) {
   return lazy(async () => ({ default: (await load())[name] as T }));
 }

@@ -1,5 +1,5 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { stubApi } from '../../../test/api';
 import { admin, alice } from '../../../test/fixtures';
 import { renderWithProviders } from '../../../test/render';
@@ -59,6 +59,17 @@ describe('the user dialog', () => {
     fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
     expect(await screen.findByText('User alice saved')).toBeInTheDocument();
     expect(api.writes()[0]).toMatchObject({ method: 'PUT', path: '/users/2', body: { id: 2, username: 'alice' } });
+  });
+
+  it('disables every input while saving (spec §4)', async () => {
+    vi.stubGlobal('fetch', vi.fn(() => new Promise<Response>(() => {})));
+    renderWithProviders(<UserDialog user={alice} onClose={() => {}} />);
+    const dialog = await screen.findByRole('dialog');
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(within(dialog).getByLabelText(/^Name/)).toBeDisabled());
+    expect(within(dialog).getByLabelText(/^Email/)).toBeDisabled();
+    expect(within(dialog).getByLabelText('Send alerts')).toBeDisabled();
+    expect(within(dialog).getByRole('button', { name: 'Cancel' })).toBeDisabled();
   });
 
   it('disables the fields of an external user', async () => {
