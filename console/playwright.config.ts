@@ -25,6 +25,9 @@ export default defineConfig({
   // One server, two cores: parallel workers would only fight over them.
   workers: 1,
   forbidOnly: !!process.env.CI,
+  // Each test signs in and renders PatternFly on a shared two-core machine.
+  timeout: 180_000,
+  expect: { timeout: 30_000 },
   reporter: 'list',
   use: {
     // Workers load this file again after globalSetup has set BASTION_URL.
@@ -39,8 +42,9 @@ export default defineConfig({
       use: { ...devices['Desktop Chrome'], ...chromium, viewport: { width: 1280, height: 800 } },
     },
     {
+      // 800 pixels: below the drawer's 960-pixel breakpoint (spec §9).
       name: 'mobile',
-      use: { ...devices['Pixel 7'], ...chromium, viewport: { width: 390, height: 844 } },
+      use: { ...devices['Pixel 7'], ...chromium, viewport: { width: 800, height: 1000 } },
     },
   ],
 });

@@ -1,6 +1,7 @@
 // Starts a throwaway `bastion dev` server for the end-to-end tests, unless
 // BASTION_URL already names a running one. The tests get the URL through
-// `use.baseURL`: workers inherit BASTION_URL from this process.
+// `use.baseURL` and the seeded admin's password as BASTION_ADMIN_PASSWORD:
+// workers inherit both from this process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -26,6 +27,19 @@ async function freePort(): Promise<number> {
 function hasExited(child: ChildProcess): boolean {
   // A child that failed to spawn has no pid and will never emit 'exit'.
   return child.pid === undefined || child.exitCode !== null || child.signalCode !== null;
+}
+
+// `bastion dev` seeds an admin with a random password and prints it in its
+// banner; the tests sign in with it.
+async function adminPassword(logFile: string, child: ChildProcess): Promise<string> {
+  const deadline = Date.now() + startTimeoutMs;
+  while (Date.now() < deadline) {
+    const banner = /^\s*password:\s+(\S+)\s*$/m.exec(readFileSync(logFile, 'utf8'));
+    if (banner) return banner[1];
+    if (hasExited(child)) throw new Error('bastion exited before printing the admin password');
+    await new Promise((wait) => setTimeout(wait, 250));
+  }
+  throw new Error('bastion printed no admin password');
 }
 
 async function waitUntilReady(url: string, child: ChildProcess): Promise<void> {
@@ -54,7 +68,10 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 export default async function globalSetup(): Promise<(() => Promise<void>) | undefined> {
-  if (process.env.BASTION_URL) return undefined;
+  if (process.env.BASTION_URL) {
+    if (!process.env.BASTION_ADMIN_PASSWORD) throw new Error('with BASTION_URL, set BASTION_ADMIN_PASSWORD too');
+    return undefined;
+  }
 
   const bin = resolve(consoleDir, process.env.BASTION_BIN ?? '../bin/bastion');
   if (!existsSync(bin)) {
@@ -91,14 +108,17 @@ export default async function globalSetup(): Promise<(() => Promise<void>) | und
     return output;
   };
 
+  let password: string;
   try {
     await Promise.race([waitUntilReady(url, child), spawnFailed]);
+    password = await adminPassword(logFile, child);
   } catch (error) {
     console.error(`--- bastion output ---\n${await tearDown()}`);
     throw error;
   }
 
   process.env.BASTION_URL = url;
+  process.env.BASTION_ADMIN_PASSWORD = password;
   return async () => {
     await tearDown();
   };

@@ -4,12 +4,11 @@ import { createRoot } from 'react-dom/client';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { BrowserRouter } from 'react-router-dom';
 import { App } from './app/App';
-import { applyStoredDarkMode } from './darkMode';
 import { initI18n } from './i18n';
+import { applyStoredDarkMode } from './settings/darkMode';
 
 // Before the first render, so the page never flashes the wrong theme.
 applyStoredDarkMode();
-void initI18n();
 
 const queryClient = new QueryClient({
   defaultOptions: {
@@ -18,12 +17,15 @@ const queryClient = new QueryClient({
   },
 });
 
-createRoot(document.getElementById('root')!).render(
-  <StrictMode>
-    <QueryClientProvider client={queryClient}>
-      <BrowserRouter>
-        <App />
-      </BrowserRouter>
-    </QueryClientProvider>
-  </StrictMode>,
-);
+// The stored language's catalogs load first, so no English flashes by.
+void initI18n().finally(() => {
+  createRoot(document.getElementById('root')!).render(
+    <StrictMode>
+      <QueryClientProvider client={queryClient}>
+        <BrowserRouter>
+          <App />
+        </BrowserRouter>
+      </QueryClientProvider>
+    </StrictMode>,
+  );
+});

@@ -7,7 +7,6 @@ export interface Info {
   version: string;
 }
 
-/** Loads /api/info; the console starts only once this answers. */
 export function useInfo() {
   return useQuery({
     queryKey: queryKeys.info,
@@ -15,4 +14,9 @@ export function useInfo() {
     // The version cannot change under a running page.
     staleTime: Infinity,
   });
+}
+
+/** Shows "v1.2.3" whether or not the server's version string has the "v". */
+export function displayVersion(version: string): string {
+  return version.startsWith('v') ? version : `v${version}`;
 }

@@ -1,23 +1,17 @@
-import { Bullseye, Spinner } from '@patternfly/react-core';
-import { useTranslation } from 'react-i18next';
-import { useInfo } from '../api/useInfo';
-import { AppShell } from './AppShell';
-import { StartupError } from './StartupError';
+import { Route, Routes } from 'react-router-dom';
+import { Loading, LoginPage, SignedInApp } from './lazyPages';
+import { NotificationsProvider } from './Notifications';
 
-/** The console's startup states: loading, error, then the shell. */
+/** Sign-in stands alone; everything else needs a session. */
 export function App() {
-  const { t } = useTranslation();
-  const info = useInfo();
-
-  if (info.isPending) {
-    return (
-      <Bullseye style={{ minHeight: '100vh' }}>
-        <Spinner aria-label={t('Loading')} />
-      </Bullseye>
-    );
-  }
-  if (info.isError) {
-    return <StartupError message={info.error.message} />;
-  }
-  return <AppShell version={info.data.version} />;
+  return (
+    <NotificationsProvider>
+      <Loading>
+        <Routes>
+          <Route path="/auth/login" element={<LoginPage />} />
+          <Route path="*" element={<SignedInApp />} />
+        </Routes>
+      </Loading>
+    </NotificationsProvider>
+  );
 }

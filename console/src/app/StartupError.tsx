@@ -8,12 +8,11 @@ import {
 } from '@patternfly/react-core';
 import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-circle-icon';
 import { useTranslation } from 'react-i18next';
-import { useNavigate } from 'react-router-dom';
+import { signOut } from './session';
 
-/** Shown when the console cannot load what it needs to start. */
+/** Shown when the console cannot load what it needs to start (spec §2, §8). */
 export function StartupError({ message }: { message: string }) {
   const { t } = useTranslation();
-  const navigate = useNavigate();
 
   return (
     <Bullseye style={{ minHeight: '100vh' }}>
@@ -29,7 +28,8 @@ export function StartupError({ message }: { message: string }) {
             <Button variant="primary" onClick={() => window.location.reload()}>
               {t('Refresh page')}
             </Button>
-            <Button variant="secondary" onClick={() => navigate('/auth/login')}>
+            {/* Signs out first: with the session cookie, sign-in would send the user back here. */}
+            <Button variant="secondary" onClick={() => void signOut()}>
               {t('Re-login')}
             </Button>
           </EmptyStateActions>

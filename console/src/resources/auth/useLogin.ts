@@ -1,0 +1,36 @@
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { apiGet, apiPost } from '../../api/client';
+import { queryKeys } from '../../api/queryKeys';
+import type { Credentials } from './validation';
+
+export interface OidcProvider {
+  id: string;
+  name: string;
+  color?: string;
+  icon?: string;
+}
+
+/** GET /api/auth/login: how this server lets people sign in. */
+export interface LoginOptions {
+  oidc_providers: OidcProvider[];
+  login_with_password: boolean;
+}
+
+export function useLoginOptions() {
+  return useQuery({
+    queryKey: queryKeys.loginOptions,
+    queryFn: () => apiGet<LoginOptions>('/auth/login'),
+  });
+}
+
+/** POST /api/auth/login; the server sets the session cookies. */
+export function useLogin() {
+  return useMutation({
+    mutationFn: ({ auth, password }: Credentials) => apiPost('/auth/login', { auth: auth.trim(), password }),
+  });
+}
+
+/** Where an identity provider's button goes, carrying the page's query string. */
+export function oidcLoginUrl(provider: OidcProvider, search: string): string {
+  return `/api/auth/oidc/${encodeURIComponent(provider.id)}/login${search}`;
+}

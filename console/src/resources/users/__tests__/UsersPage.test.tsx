@@ -1,0 +1,45 @@
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import { stubApi } from '../../../test/api';
+import { admin, alice } from '../../../test/fixtures';
+import { renderWithProviders } from '../../../test/render';
+import { UsersPage } from '../UsersPage';
+
+const many = Array.from({ length: 23 }, (_, i) => ({
+  ...alice, id: 100 + i, username: `user${String(i).padStart(2, '0')}`, name: `User ${i}`,
+}));
+
+describe('the users screen (spec §2)', () => {
+  it('shows name, username, email, alert, admin and external, 20 rows a page', async () => {
+    stubApi({ 'GET /users': [200, [admin, ...many]] });
+    renderWithProviders(<UsersPage />, { path: '/users' });
+    const table = await screen.findByRole('grid', { name: 'Users' });
+    const headers = within(table).getAllByRole('columnheader').map((h) => h.textContent);
+    expect(headers).toEqual(['Name', 'Username', 'Email', 'Alert', 'Admin', 'External', 'Actions']);
+    expect(within(table).getAllByRole('row')).toHaveLength(1 + 20);
+    fireEvent.click(screen.getAllByRole('button', { name: /next page/i })[0]);
+    await waitFor(() => expect(within(table).getAllByRole('row')).toHaveLength(1 + 4));
+  });
+
+  it('disables delete on your own row, and asks before deleting another', async () => {
+    const api = stubApi({ 'GET /users': [200, [admin, alice]], 'DELETE /users/2': [204] });
+    renderWithProviders(<UsersPage />, { path: '/users' });
+    fireEvent.click(await screen.findByRole('button', { name: 'Actions for admin' }));
+    expect(await screen.findByRole('menuitem', { name: 'Delete' })).toBeDisabled();
+    fireEvent.click(screen.getByRole('button', { name: 'Actions for admin' }));
+
+    fireEvent.click(screen.getByRole('button', { name: 'Actions for alice' }));
+    fireEvent.click(await screen.findByRole('menuitem', { name: 'Delete' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(dialog).toHaveTextContent('Are you sure you want to delete the user alice?');
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Delete' }));
+    expect(await screen.findByText('User alice deleted')).toBeInTheDocument();
+    expect(api.writes()).toEqual([{ method: 'DELETE', path: '/users/2', body: undefined }]);
+  });
+
+  it('is only for admins', async () => {
+    stubApi({});
+    renderWithProviders(<UsersPage />, { path: '/users', user: alice });
+    await waitFor(() => expect(screen.getByTestId('location')).toHaveTextContent(/^\/$/));
+  });
+});
