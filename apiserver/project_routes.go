@@ -125,6 +125,9 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) {
 	for i := range projects {
 		out = append(out, toProjectJSON(&projects[i]))
 	}
+	// By name, as Semaphore answers: the cache's order is arbitrary, and
+	// clients pick "the first project" from this list.
+	sortByName(out, func(p projectJSON) string { return p.Name }, func(p projectJSON) int64 { return p.ID })
 	respond(w, http.StatusOK, out)
 }
 

@@ -441,3 +441,27 @@ func TestEvents_writtenForChangesAndVisibleOnlyToMembers(t *testing.T) {
 		t.Fatalf("global feed lacks the project's events: %s", raw)
 	}
 }
+
+// GET /projects answers by name (case-insensitive), then id, whatever
+// order the cache holds them in: clients select "the first project".
+func TestProjects_listIsSortedByName(t *testing.T) {
+	e := startEnv(t)
+	u, pw := e.newUser(t, "sorter", false)
+	b := e.signIn(t, u.Spec.Username, pw)
+	member := []bastionv1.ProjectMember{{User: u.Name, Role: bastionv1.RoleOwner}}
+	for _, name := range []string{"charlie", "Alpha", "bravo", "alpha"} {
+		e.newProject(t, name, member, b)
+	}
+	var got []struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	}
+	b.must("GET", "/api/projects", nil, http.StatusOK, &got)
+	var names []string
+	for _, p := range got {
+		names = append(names, p.Name)
+	}
+	if strings.Join(names, ",") != "Alpha,alpha,bravo,charlie" || got[0].ID > got[1].ID {
+		t.Fatalf("projects = %+v, want Alpha, alpha (by id), bravo, charlie", got)
+	}
+}
