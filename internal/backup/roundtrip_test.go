@@ -60,16 +60,20 @@ func fixture(t *testing.T) *bastionv1.Project {
 	}
 	ref := func(name string) *bastionv1.ObjectRef { return &bastionv1.ObjectRef{Name: name} }
 	objs := []client.Object{
-		key("k-ssh", "Deploy SSH", bastionv1.KeyTypeSSH, corev1.SecretTypeSSHAuth,
-			map[string]string{bastionv1.KeyPrivateKey: fixturePrivateKey, bastionv1.KeyLogin: "deploy"}),
-		key("k-login", "Deploy login", bastionv1.KeyTypeLoginPassword, corev1.SecretTypeBasicAuth,
-			map[string]string{"username": "deploy", "password": fixturePassword}),
-		// No display-name annotation: the key is called by its metadata.name.
-		key("public-none", "", bastionv1.KeyTypeNone, corev1.SecretTypeOpaque, nil),
-		key("k-vault", "Vault password", bastionv1.KeyTypeLoginPassword, corev1.SecretTypeBasicAuth,
-			map[string]string{"password": fixturePassword}),
+		// Keys have no id here (as when made with kubectl), so an export
+		// lists them by creation time, then name. They are created in name
+		// order, so the order is the same whether or not a second boundary
+		// falls between two creations.
 		key("k-hook", "Webhook secret", bastionv1.KeyTypeLoginPassword, corev1.SecretTypeBasicAuth,
 			map[string]string{"password": fixturePassword}),
+		key("k-login", "Deploy login", bastionv1.KeyTypeLoginPassword, corev1.SecretTypeBasicAuth,
+			map[string]string{"username": "deploy", "password": fixturePassword}),
+		key("k-ssh", "Deploy SSH", bastionv1.KeyTypeSSH, corev1.SecretTypeSSHAuth,
+			map[string]string{bastionv1.KeyPrivateKey: fixturePrivateKey, bastionv1.KeyLogin: "deploy"}),
+		key("k-vault", "Vault password", bastionv1.KeyTypeLoginPassword, corev1.SecretTypeBasicAuth,
+			map[string]string{"password": fixturePassword}),
+		// No display-name annotation: the key is called by its metadata.name.
+		key("public-none", "", bastionv1.KeyTypeNone, corev1.SecretTypeOpaque, nil),
 		// Not a key: no label, so not in the backup.
 		&corev1.Secret{ObjectMeta: meta("unrelated", 0), StringData: map[string]string{"x": fixturePassword}},
 
