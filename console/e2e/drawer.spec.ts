@@ -26,3 +26,50 @@ test('the drawer is 260 pixels wide, fixed on a desktop and toggled on a narrow 
   await expect(page.getByRole('heading', { name: 'Team' })).toBeVisible();
   if (page.viewportSize()!.width < 960) await expect(page.getByTestId('project-switcher')).not.toBeInViewport();
 });
+
+// Spec §9: the breakpoint is 960 itself, not PatternFly's 1200 (nor anything
+// between 800 and 1280). The viewport is set here, so the desktop project
+// suffices: the mobile one emulates a touch phone, whatever its width.
+test('the drawer is fixed at 1000 pixels and toggled at 940', async ({ page, baseURL }, testInfo) => {
+  test.skip(testInfo.project.name !== 'desktop', 'sets its own viewport');
+  const api = await apiAs(baseURL!, admin.username, admin.password);
+  const project = await createProject(api, unique(testInfo, 'breakpoint'));
+  await useSession(page, api);
+  const drawer = page.locator('#drawer');
+  const toggle = page.locator('#drawer-toggle');
+  const switcher = page.getByTestId('project-switcher');
+
+  await page.setViewportSize({ width: 1000, height: 800 });
+  await page.goto(`/project/${project.id}/activity`);
+  await expect(page.getByRole('heading', { name: 'Activity' })).toBeVisible();
+  await expect(toggle).toHaveCount(0);
+  await expect(switcher).toBeInViewport();
+  const fixed = (await drawer.boundingBox())!;
+  expect(fixed.x).toBe(0);
+  expect(fixed.width).toBe(260);
+  // Fixed, not laid over the page: the page starts where the drawer ends.
+  const main = (await page.locator('.pf-v6-c-page__main-container').boundingBox())!;
+  expect(main.x).toBeGreaterThanOrEqual(fixed.x + fixed.width);
+
+  await page.setViewportSize({ width: 940, height: 800 });
+  await expect(toggle).toBeVisible();
+  await expect(switcher).not.toBeInViewport();
+  await toggle.click();
+  await expect(switcher).toBeInViewport();
+  expect((await drawer.boundingBox())!.width).toBe(260);
+});
+
+// Spec §2: the drawer is only under /project/.
+test('/users and the sign-in screen have no drawer', async ({ page, baseURL }) => {
+  await page.goto('/auth/login');
+  await expect(page.getByRole('button', { name: 'Sign in', exact: true })).toBeVisible();
+  await expect(page.locator('#drawer')).toHaveCount(0);
+  await expect(page.locator('#drawer-toggle')).toHaveCount(0);
+
+  const api = await apiAs(baseURL!, admin.username, admin.password);
+  await useSession(page, api);
+  await page.goto('/users');
+  await expect(page.getByRole('grid', { name: 'Users' })).toBeVisible();
+  await expect(page.locator('#drawer')).toHaveCount(0);
+  await expect(page.locator('#drawer-toggle')).toHaveCount(0);
+});

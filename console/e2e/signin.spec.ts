@@ -38,3 +38,12 @@ test('sign-in help explains the bastion user commands', async ({ page }, testInf
   await expect(dialog.getByRole('textbox').nth(2)).toHaveValue(/^bastion user add --admin .* --password [A-Za-z0-9]{10}$/);
   await screenshot(page, testInfo, 'signin-help');
 });
+
+// Spec §2: the sign-in form is 300 pixels wide (on a narrower screen it may shrink).
+test('the sign-in form is 300 pixels wide on a desktop', async ({ page }, testInfo) => {
+  test.skip(testInfo.project.name !== 'desktop', 'the width is the desktop one');
+  await page.goto('/auth/login');
+  const form = page.locator('form').filter({ has: page.getByRole('button', { name: 'Sign in', exact: true }) });
+  await expect(form).toBeVisible();
+  expect((await form.boundingBox())!.width).toBe(300);
+});

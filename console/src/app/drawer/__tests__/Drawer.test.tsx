@@ -64,6 +64,14 @@ describe('the drawer (spec §2)', () => {
     expect(screen.queryByRole('menuitem', { name: 'Restore project' })).not.toBeInTheDocument();
   });
 
+  it('offers New project, opening /project/new, and Restore project to a non-admin with can_create_project', async () => {
+    renderDrawer('/project/1/history', { ...alice, admin: false, can_create_project: true });
+    fireEvent.click(await screen.findByTestId('project-switcher'));
+    expect(await screen.findByRole('menuitem', { name: 'Restore project' })).toBeInTheDocument();
+    fireEvent.click(screen.getByRole('menuitem', { name: 'New project' }));
+    await waitFor(() => expect(screen.getByTestId('location')).toHaveTextContent(/^\/project\/new$/));
+  });
+
   it('has the version, Users for admins, edit account and sign out in the user menu', async () => {
     renderDrawer('/project/1/history');
     fireEvent.click(await screen.findByTestId('user-menu'));

@@ -1,4 +1,5 @@
-import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import GithubIcon from '@patternfly/react-icons/dist/esm/icons/github-icon';
 import { describe, expect, it, vi } from 'vitest';
 import { setSessionCookie, stubApi } from '../../../test/api';
 import { renderWithProviders } from '../../../test/render';
@@ -79,6 +80,27 @@ describe('the sign-in screen (spec §2)', () => {
     expect(github).toHaveStyle({ backgroundColor: '#24292f' });
     expect(screen.getByRole('link', { name: 'Corporate SSO' })).toHaveAttribute('href', '/api/auth/oidc/corp%20sso/login?t=3');
     expect(screen.queryByRole('button', { name: 'Sign in' })).not.toBeInTheDocument();
+  });
+
+  it("shows a provider's icon, named or an image address, on a button in its colour", async () => {
+    const githubPath = render(<GithubIcon />).container.querySelector('path')!.getAttribute('d');
+    stubApi({
+      'GET /auth/login': options(true, [
+        { id: 'github', name: 'GitHub', color: '#24292f', icon: 'mdi-github' },
+        { id: 'corp', name: 'Corporate SSO', color: '#0066cc', icon: 'https://sso.example.com/logo.png' },
+        { id: 'plain', name: 'Plain' },
+      ]),
+    });
+    renderLogin();
+    const github = await screen.findByRole('link', { name: 'GitHub' });
+    expect(github.querySelector('svg path')).toHaveAttribute('d', githubPath!);
+    expect(github).toHaveStyle({ backgroundColor: '#24292f', borderColor: '#24292f' });
+    const corp = screen.getByRole('link', { name: 'Corporate SSO' });
+    expect(corp.querySelector('img')).toHaveAttribute('src', 'https://sso.example.com/logo.png');
+    expect(corp).toHaveStyle({ backgroundColor: '#0066cc' });
+    const plain = screen.getByRole('link', { name: 'Plain' });
+    expect(plain.querySelector('svg, img')).toBeNull();
+    expect(plain.style.backgroundColor).toBe('');
   });
 
   it('sends a user who has a session to the base page', async () => {

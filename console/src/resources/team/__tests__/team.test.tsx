@@ -41,6 +41,26 @@ describe('the team screen (spec §2)', () => {
     expect(screen.getByRole('button', { name: 'Leave Project' })).toBeDisabled();
   });
 
+  it('offers exactly Owner, Manager, Task Runner and Guest in the role dropdown', async () => {
+    stubApi({ 'GET /project/1/users?sort=name&order=asc': [200, team] });
+    renderTeam('owner', 15);
+    const select = await screen.findByRole('combobox', { name: 'Role of zed' });
+    const options = within(select).getAllByRole('option');
+    expect(options.map((o) => o.textContent)).toEqual(['Owner', 'Manager', 'Task Runner', 'Guest']);
+  });
+
+  it('shows all 25 members of a big team, with no pager', async () => {
+    const big = Array.from({ length: 25 }, (_, i) => ({
+      id: 100 + i, username: `user${String(i).padStart(2, '0')}`, name: `User ${String(i).padStart(2, '0')}`, role: 'guest',
+    }));
+    stubApi({ 'GET /project/1/users?sort=name&order=asc': [200, big] });
+    renderTeam('owner', 15);
+    await screen.findByText('User 24');
+    expect(screen.getAllByRole('row')).toHaveLength(1 + 25);
+    expect(screen.queryByRole('button', { name: /next page/i })).not.toBeInTheDocument();
+    expect(document.querySelector('.pf-v6-c-pagination')).toBeNull();
+  });
+
   it('shows role titles as text, and no write buttons, to others', async () => {
     stubApi({ 'GET /project/1/users?sort=name&order=asc': [200, team] });
     renderTeam('guest', 0, { ...alice, id: 3 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { stubApi } from '../../../test/api';
 import { admin, alice } from '../../../test/fixtures';
 import { renderWithProviders } from '../../../test/render';
+import { rememberProject } from '../../../settings/settings';
 import { UsersPage } from '../UsersPage';
 
 const many = Array.from({ length: 23 }, (_, i) => ({
@@ -40,6 +41,21 @@ describe('the users screen (spec §2)', () => {
   it('is only for admins', async () => {
     stubApi({});
     renderWithProviders(<UsersPage />, { path: '/users', user: alice });
+    await waitFor(() => expect(screen.getByTestId('location')).toHaveTextContent(/^\/$/));
+  });
+
+  it('goes back to the last project remembered on this browser', async () => {
+    rememberProject(7);
+    stubApi({ 'GET /users': [200, [admin]] });
+    renderWithProviders(<UsersPage />, { path: '/users' });
+    fireEvent.click(await screen.findByRole('button', { name: 'Back to the project' }));
+    await waitFor(() => expect(screen.getByTestId('location')).toHaveTextContent(/^\/project\/7$/));
+  });
+
+  it('goes back to / when no project is remembered', async () => {
+    stubApi({ 'GET /users': [200, [admin]] });
+    renderWithProviders(<UsersPage />, { path: '/users' });
+    fireEvent.click(await screen.findByRole('button', { name: 'Back to the project' }));
     await waitFor(() => expect(screen.getByTestId('location')).toHaveTextContent(/^\/$/));
   });
 });
