@@ -30,8 +30,7 @@ test('the drawer is 260 pixels wide, fixed on a desktop and toggled on a narrow 
 // Spec §9: the breakpoint is 960 itself, not PatternFly's 1200 (nor anything
 // between 800 and 1280). The viewport is set here, so the desktop project
 // suffices: the mobile one emulates a touch phone, whatever its width.
-test('the drawer is fixed at 1000 pixels and toggled at 940', async ({ page, baseURL }, testInfo) => {
-  test.skip(testInfo.project.name !== 'desktop', 'sets its own viewport');
+test('the drawer is fixed at 1000 pixels and toggled at 940 @desktop', async ({ page, baseURL }, testInfo) => {
   const api = await apiAs(baseURL!, admin.username, admin.password);
   const project = await createProject(api, unique(testInfo, 'breakpoint'));
   await useSession(page, api);

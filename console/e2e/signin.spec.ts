@@ -40,8 +40,7 @@ test('sign-in help explains the bastion user commands', async ({ page }, testInf
 });
 
 // Spec §2: the sign-in form is 300 pixels wide (on a narrower screen it may shrink).
-test('the sign-in form is 300 pixels wide on a desktop', async ({ page }, testInfo) => {
-  test.skip(testInfo.project.name !== 'desktop', 'the width is the desktop one');
+test('the sign-in form is 300 pixels wide on a desktop @desktop', async ({ page }) => {
   await page.goto('/auth/login');
   const form = page.locator('form').filter({ has: page.getByRole('button', { name: 'Sign in', exact: true }) });
   await expect(form).toBeVisible();
