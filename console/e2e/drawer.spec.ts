@@ -19,7 +19,8 @@ test('the drawer is 260 pixels wide, fixed on a desktop and toggled on a narrow 
     await toggle.click();
     await expect(page.getByTestId('project-switcher')).toBeInViewport();
   }
-  expect((await drawer.boundingBox())!.width).toBe(260);
+  // Rounded, and polled: the drawer may still be sliding in.
+  await expect.poll(async () => Math.round((await drawer.boundingBox())!.width)).toBe(260);
 
   // Picking a page closes the drawer again on a narrow screen.
   await page.getByRole('link', { name: 'Team' }).click();
@@ -45,7 +46,7 @@ test('the drawer is fixed at 1000 pixels and toggled at 940 @desktop', async ({ 
   await expect(switcher).toBeInViewport();
   const fixed = (await drawer.boundingBox())!;
   expect(fixed.x).toBe(0);
-  expect(fixed.width).toBe(260);
+  expect(Math.round(fixed.width)).toBe(260);
   // Fixed, not laid over the page: the page starts where the drawer ends.
   const main = (await page.locator('.pf-v6-c-page__main-container').boundingBox())!;
   expect(main.x).toBeGreaterThanOrEqual(fixed.x + fixed.width);
@@ -55,7 +56,9 @@ test('the drawer is fixed at 1000 pixels and toggled at 940 @desktop', async ({ 
   await expect(switcher).not.toBeInViewport();
   await toggle.click();
   await expect(switcher).toBeInViewport();
-  expect((await drawer.boundingBox())!.width).toBe(260);
+  // The drawer slides in: wait until it has settled (sub-pixel widths
+  // happen while it moves).
+  await expect.poll(async () => Math.round((await drawer.boundingBox())!.width)).toBe(260);
 });
 
 // Spec §2: the drawer is only under /project/.
