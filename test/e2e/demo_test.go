@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/cookiejar"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -44,19 +41,13 @@ func TestDev_demoProjectRunsEveryTemplateOffline(t *testing.T) {
 		t.Fatalf("banner's demo repo is %q", repoURL)
 	}
 
-	api := signedInClient(t, dev.url, "admin", dev.bannerValue("password"))
+	api := signedIn(t, dev.url, "admin", dev.bannerValue("password"))
 	var project struct {
 		ID int64 `json:"id"`
 	}
-	body, _ := json.Marshal(map[string]any{"name": "Demo", "demo": true})
-	resp, err := api.Post(dev.url+"/api/projects", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = json.NewDecoder(resp.Body).Decode(&project)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated || err != nil || project.ID == 0 {
-		t.Fatalf("POST /api/projects demo = %d, %+v, %v", resp.StatusCode, project, err)
+	api.must("POST", "/api/projects", map[string]any{"name": "Demo", "demo": true}, http.StatusCreated, &project)
+	if project.ID == 0 {
+		t.Fatalf("POST /api/projects demo answered no id")
 	}
 	projectID := fmt.Sprint(project.ID)
 	name := kubectlOut(t, kubeconfig, "get", "projects", "-l", "automation.bastion.dev/id="+projectID, "-o", "jsonpath={.items[0].metadata.name}")
@@ -122,22 +113,6 @@ func TestDev_demoProjectRunsEveryTemplateOffline(t *testing.T) {
 			t.Errorf("%s's output has no line with %q:\n%s", task, w.line, strings.Join(output, "\n"))
 		}
 	}
-}
-
-// signedInClient is an HTTP client holding the session of login.
-func signedInClient(t *testing.T, base, login, password string) *http.Client {
-	t.Helper()
-	code, cookies := signInCookies(t, base, login, password)
-	if code != http.StatusNoContent {
-		t.Fatalf("sign in as %s = %d", login, code)
-	}
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest("GET", base, nil)
-	jar.SetCookies(req.URL, cookies)
-	return &http.Client{Jar: jar, Timeout: 30 * time.Second}
 }
 
 // kubectlOut runs kubectl and fails the test if it fails.
