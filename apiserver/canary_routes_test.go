@@ -1,12 +1,8 @@
 package apiserver_test
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -62,13 +58,8 @@ func TestCanary_everyReadRouteOfAProjectFullOfSecrets(t *testing.T) {
 
 	// A push signed with the secret starts a task; a forged one does not.
 	body := []byte(`{"ref":"refs/heads/main"}`)
-	mac := hmac.New(sha256.New, []byte(webhookSecret))
-	mac.Write(body)
-	hookPath := mustPath(t, alias.URL)
-	for sig, want := range map[string]int{"sha256=" + hex.EncodeToString(mac.Sum(nil)): http.StatusNoContent, "sha256=00": http.StatusUnauthorized} {
-		hook := e.browser(t)
-		hook.header.Set("X-Hub-Signature-256", sig)
-		if code, data := hook.call("POST", hookPath, body); code != want {
+	for sig, want := range map[string]int{"sha256=" + hmacHex(webhookSecret, body): http.StatusNoContent, "sha256=00": http.StatusUnauthorized} {
+		if code, data := deliver(t, alias.URL, body, map[string]string{"X-Hub-Signature-256": sig}); code != want {
 			t.Fatalf("webhook with signature %.12s… = %d %s, want %d", sig, code, data, want)
 		}
 	}
@@ -146,14 +137,4 @@ func TestCanary_everyReadRouteOfAProjectFullOfSecrets(t *testing.T) {
 		}
 	}
 	t.Logf("searched %d answers of %d GET routes, %d events, %d bytes of log", len(answers), len(called), len(stored), len(haystacks["log"]))
-}
-
-// mustPath is the path of an alias URL, which names the server's public URL.
-func mustPath(t *testing.T, raw string) string {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil || !strings.HasPrefix(u.Path, "/api/integrations/") {
-		t.Fatalf("alias url %q", raw)
-	}
-	return u.Path
 }
