@@ -228,3 +228,44 @@ func decodeInto(t *testing.T, data []byte, out any) {
 		t.Fatalf("decoding %s: %v", data, err)
 	}
 }
+
+// haystacks is everything a secret must never reach: the answers given,
+// the server's log, the stored events of projectIDs (nil: all) and the
+// Kubernetes Events of namespace ns; and how many stored events there are.
+func haystacks(t *testing.T, e *apiEnv, answers []string, projectIDs []int64, ns string) (map[string]string, int) {
+	t.Helper()
+	events, err := e.Store.Events(t.Context(), projectIDs, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []string
+	for _, ev := range events {
+		stored = append(stored, fmt.Sprintf("%+v", ev))
+	}
+	kubeEvents := &corev1.EventList{}
+	if err := e.K8s.List(t.Context(), kubeEvents, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var kube []string
+	for _, ev := range kubeEvents.Items {
+		kube = append(kube, ev.Reason+" "+ev.Message)
+	}
+	return map[string]string{
+		"answers":           strings.Join(answers, "\n"),
+		"log":               e.Log.String(),
+		"events":            strings.Join(stored, "\n"),
+		"kubernetes events": strings.Join(kube, "\n"),
+	}, len(events)
+}
+
+// assertNoSecret fails the test for every secret found in a haystack.
+func assertNoSecret(t *testing.T, hay map[string]string, secrets []string) {
+	t.Helper()
+	for where, text := range hay {
+		for _, n := range secrets {
+			if strings.Contains(text, n) {
+				t.Errorf("%s contain a secret (%.12s…)", where, n)
+			}
+		}
+	}
+}
