@@ -7,8 +7,21 @@ import { errorMessage } from '../api/errors';
 import { projectHome } from '../resources/projects/selection';
 import { useProjectRole, useProjects } from '../resources/projects/useProjects';
 import { rememberProject } from '../settings/settings';
-import { LaterScreen } from './LaterScreen';
-import { ActivityPage, Loading, ProjectSettingsPage, TeamPage } from './lazyPages';
+import {
+  ActivityPage,
+  EnvironmentsPage,
+  HistoryPage,
+  IntegrationPage,
+  IntegrationsPage,
+  InventoriesPage,
+  KeysPage,
+  Loading,
+  ProjectSettingsPage,
+  RepositoriesPage,
+  TaskLogHost,
+  TeamPage,
+  TemplateRoutes,
+} from './lazyPages';
 import { accessNotice, Permission, ProjectAccessContext, projectAccess } from './permissions';
 import { useSession } from './SessionContext';
 
@@ -70,13 +83,24 @@ export function ProjectRoutes() {
             path="settings"
             element={access.can(Permission.updateProject) ? <ProjectSettingsPage /> : <Navigate to={projectHome(project)} replace />}
           />
-          {project.type === '' && <Route path="history" element={<LaterScreen title={t('History')} />} />}
-          {project.type === '' &&
-            ['templates/*', 'views/*', 'inventory', 'environment', 'keys', 'repositories', 'integrations', 'integration/*'].map(
-              (path) => <Route key={path} path={path} element={<LaterScreen />} />,
-            )}
+          {/* The resource screens exist only in normal projects (spec §2). */}
+          {project.type === '' && (
+            <>
+              <Route path="history" element={<HistoryPage />} />
+              <Route path="templates/*" element={<TemplateRoutes />} />
+              <Route path="views/*" element={<TemplateRoutes />} />
+              <Route path="inventory" element={<InventoriesPage />} />
+              <Route path="environment" element={<EnvironmentsPage />} />
+              <Route path="keys" element={<KeysPage />} />
+              <Route path="repositories" element={<RepositoriesPage />} />
+              <Route path="integrations" element={<IntegrationsPage />} />
+              <Route path="integration/:integrationId" element={<IntegrationPage />} />
+            </>
+          )}
           <Route path="*" element={<Navigate to={projectHome(project)} replace />} />
         </Routes>
+        {/* ?t={taskId} opens the task log on any page of the project (spec §2). */}
+        <TaskLogHost />
       </Loading>
     </ProjectAccessContext.Provider>
   );

@@ -21,6 +21,15 @@ export const UsersPage = named(() => import('../resources/users/UsersPage'), 'Us
 export const TeamPage = named(() => import('../resources/team/TeamPage'), 'TeamPage');
 export const ActivityPage = named(() => import('../resources/events/ActivityPage'), 'ActivityPage');
 export const ProjectSettingsPage = named(() => import('../resources/projects/ProjectSettingsPage'), 'ProjectSettingsPage');
+export const HistoryPage = named(() => import('../resources/tasks/HistoryPage'), 'HistoryPage');
+export const TemplateRoutes = named(() => import('../resources/templates/TemplateRoutes'), 'TemplateRoutes');
+export const TaskLogHost = named(() => import('../resources/tasks/TaskLogHost'), 'TaskLogHost');
+export const KeysPage = named(() => import('../resources/keys/KeysPage'), 'KeysPage');
+export const RepositoriesPage = named(() => import('../resources/repositories/RepositoriesPage'), 'RepositoriesPage');
+export const InventoriesPage = named(() => import('../resources/inventories/InventoriesPage'), 'InventoriesPage');
+export const EnvironmentsPage = named(() => import('../resources/environments/EnvironmentsPage'), 'EnvironmentsPage');
+export const IntegrationsPage = named(() => import('../resources/integrations/IntegrationsPage'), 'IntegrationsPage');
+export const IntegrationPage = named(() => import('../resources/integrations/IntegrationPage'), 'IntegrationPage');
 
 // Dialogs load when first opened: they bring the modal, its focus trap and,
 // for restore, a file upload library, which pages that only list things
