@@ -49,6 +49,8 @@ type Options struct {
 	TaskWorkers int
 	// ManagerURL is where runners stream output.
 	ManagerURL string
+	// Alerts sends the alerts of finished tasks; nil sends none.
+	Alerts Alerter
 }
 
 // ClientOptions is the manager client's setup: Secrets and ConfigMaps are
@@ -78,7 +80,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	tasks := &TaskReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), IDs: alloc, Launcher: opts.Launcher,
 		GlobalMaxParallel: opts.GlobalMaxParallelTasks, ManagerURL: opts.ManagerURL,
-		KeepLast: opts.TaskKeepLast, Store: opts.Store,
+		KeepLast: opts.TaskKeepLast, Store: opts.Store, Alerts: opts.Alerts,
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &bastionv1.Task{}, TaskTemplateField, indexTaskTemplate); err != nil {
 		return err

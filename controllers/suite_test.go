@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,7 +54,7 @@ func TestMain(m *testing.M) {
 func runSuite(m *testing.M) int {
 	// Only errors: the reconcilers' info lines would bury the test output.
 	logLevel := uberzap.NewAtomicLevelAt(zapcore.ErrorLevel)
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(logLevel)))
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(os.Stderr, suiteLogs)), zap.Level(logLevel)))
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		os.Setenv("KUBEBUILDER_ASSETS", controlplane.DefaultAssetsDir())
 	}
@@ -112,6 +113,9 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 		return nil, err
 	}
 	suiteOptions.Store = suiteStore
+	if suiteOptions.Alerts, err = startAlerts(mgr, dir); err != nil {
+		return nil, err
+	}
 	// envtest has no kubelet: Jobs are created for real, and tests set
 	// their status as the kubelet would.
 	suiteOptions.Launcher = &launch.JobLauncher{Client: mgr.GetClient(), Options: launch.DefaultJobOptions()}

@@ -50,6 +50,8 @@ type TaskReconciler struct {
 	ManagerURL string
 	// Now returns the current time (injectable for tests).
 	Now func() time.Time
+	// Alerts sends the alerts of finished tasks (nil: none are sent).
+	Alerts Alerter
 
 	admission admission
 }

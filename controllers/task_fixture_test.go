@@ -24,10 +24,16 @@ type taskProject struct {
 
 func newTaskProject(t testing.TB, name string, maxParallel int32) *taskProject {
 	t.Helper()
+	return newTaskProjectWith(t, name, func(p *bastionv1.Project) { p.Spec.MaxParallelTasks = maxParallel })
+}
+
+// newTaskProjectWith is newTaskProject with the Project's spec set by mutate.
+func newTaskProjectWith(t testing.TB, name string, mutate func(*bastionv1.Project)) *taskProject {
+	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	project := newProject(name)
-	project.Spec.MaxParallelTasks = maxParallel
+	mutate(project)
 	g.Expect(k8sClient.Create(ctx, project)).To(Succeed())
 	ns := bastionv1.ProjectNamespace(name)
 	g.Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}) }, timeout, interval).Should(Succeed())

@@ -112,7 +112,8 @@ func nonEmptyStatus(s bastionv1.TaskStatusValue) string {
 	return string(s)
 }
 
-// finish releases what a finished task held and queues autorun deploys.
+// finish releases what a finished task held, queues autorun deploys and
+// the task's alerts.
 // It runs until the finalizer is gone, so every step is idempotent.
 func (r *TaskReconciler) finish(ctx context.Context, task *bastionv1.Task) error {
 	if !controllerutil.ContainsFinalizer(task, TaskFinalizer) {
@@ -139,6 +140,9 @@ func (r *TaskReconciler) finish(ctx context.Context, task *bastionv1.Task) error
 		return err
 	}
 	r.taskEvent(ctx, task, "finished: "+displayStatus(task.Status.Status))
+	if err := r.alert(ctx, task); err != nil {
+		return err
+	}
 	if err := r.pruneFinished(ctx, task); err != nil {
 		return err
 	}

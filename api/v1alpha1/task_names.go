@@ -30,3 +30,13 @@ const (
 // template, registered by the manager and used by the controllers and the
 // API server alike.
 const IndexTaskTemplate = ".spec.templateRef.name"
+
+// The alert marker on a finished Task.
+const (
+	// ConditionAlerted is set once a finished task's alerts were handed to
+	// the sender, before they are sent: a repeated finish, or a restarted
+	// manager, finds it and never sends them again.
+	ConditionAlerted = "Alerted"
+	// ReasonAlertsQueued: the alerts were queued for sending.
+	ReasonAlertsQueued = "AlertsQueued"
+)

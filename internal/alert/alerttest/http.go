@@ -20,6 +20,7 @@ type Request struct {
 type Recorder struct {
 	URL string
 
+	srv      *httptest.Server
 	mu       sync.Mutex
 	requests []Request
 	status   int
@@ -29,8 +30,15 @@ type Recorder struct {
 // NewRecorder starts a recorder; it stops when the test ends.
 func NewRecorder(t testing.TB) *Recorder {
 	t.Helper()
+	rec := StartRecorder()
+	t.Cleanup(rec.Close)
+	return rec
+}
+
+// StartRecorder starts a recorder that runs until Close (for a TestMain).
+func StartRecorder() *Recorder {
 	rec := &Recorder{status: http.StatusOK, answer: `{"ok":true,"result":{}}`}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		rec.mu.Lock()
 		rec.requests = append(rec.requests, Request{Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"), Body: body})
@@ -40,10 +48,12 @@ func NewRecorder(t testing.TB) *Recorder {
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, answer)
 	}))
-	t.Cleanup(srv.Close)
-	rec.URL = srv.URL
+	rec.URL = rec.srv.URL
 	return rec
 }
+
+// Close stops the recorder.
+func (r *Recorder) Close() { r.srv.Close() }
 
 // Answer sets the status and body of later answers.
 func (r *Recorder) Answer(status int, body string) {

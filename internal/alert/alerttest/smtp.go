@@ -72,15 +72,24 @@ type SMTPServer struct {
 // NewSMTPServer starts a server; it stops when the test ends.
 func NewSMTPServer(t testing.TB, username, password string) *SMTPServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s, err := StartSMTPServer(username, password)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// StartSMTPServer starts a server that runs until Close (for a TestMain).
+func StartSMTPServer(username, password string) (*SMTPServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
 	}
 	addr := ln.Addr().(*net.TCPAddr)
 	s := &SMTPServer{Host: "127.0.0.1", Port: addr.Port, Username: username, Password: password, ln: ln}
 	go s.serve()
-	t.Cleanup(s.Close)
-	return s
+	return s, nil
 }
 
 // Close stops the server and drops held connections.
