@@ -215,7 +215,7 @@ func TestTaskAlerts_aDeadMailServerNeverDelaysTheTaskAndFailsAsAnEvent(t *testin
 		ContainSubstring("alert to emil@example.com failed: "),
 		ContainSubstring("alert to Telegram chat -3 failed: Telegram answered 401: Unauthorized"),
 	))
-	p.g.Expect(suiteSMTP.Connections() - before).To(Equal(3), "three tries")
+	p.g.Expect(suiteSMTP.Connections()-before).To(Equal(3), "three tries")
 	p.g.Expect(mailsOf("alerts-dead")).To(BeEmpty())
 	p.g.Expect(suiteLogs.String()).To(ContainSubstring("alert failed after retries"), "the logs were captured")
 
