@@ -83,40 +83,54 @@ type Dispatcher struct {
 	chats []*queue
 }
 
+// Check reports what is wrong with the senders' settings, so a command
+// can refuse bad flags before it starts anything.
+func (cfg Config) Check() error {
+	if cfg.SMTP != nil {
+		if err := cfg.SMTP.validate(); err != nil {
+			return err
+		}
+	}
+	if cfg.Telegram != nil && !cfg.Telegram.Token.Set() {
+		return errors.New("Telegram: a bot token file is required")
+	}
+	if cfg.Webhook != nil && !cfg.Webhook.URL.Set() {
+		return errors.New("chat webhook: a URL file is required")
+	}
+	return nil
+}
+
 // New checks the configuration and makes a Dispatcher; it sends nothing
 // until Start.
 func New(cfg Config) (*Dispatcher, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	if cfg.Store == nil {
+		return nil, errors.New("alerts need the output store")
+	}
 	cfg.QueueSize = orDefault(cfg.QueueSize, 100)
 	cfg.Workers = orDefault(cfg.Workers, 2)
 	cfg.Attempts = orDefault(cfg.Attempts, 5)
 	cfg.Backoff = orDefault(cfg.Backoff, 10*time.Second)
 	cfg.MaxBackoff = orDefault(cfg.MaxBackoff, 5*time.Minute)
 	cfg.Timeout = orDefault(cfg.Timeout, 30*time.Second)
-	if cfg.Store == nil {
-		return nil, errors.New("alerts need the output store")
-	}
 	d := &Dispatcher{cfg: cfg}
 	newQueue := func(s sender) *queue { return &queue{sender: s, jobs: make(chan job, cfg.QueueSize)} }
 	if cfg.SMTP != nil {
-		if err := cfg.SMTP.validate(); err != nil {
-			return nil, err
-		}
 		d.email = newQueue(&smtpSender{cfg: *cfg.SMTP})
 	}
 	if cfg.Telegram != nil {
-		if !cfg.Telegram.Token.Set() {
-			return nil, errors.New("Telegram: a bot token file is required")
-		}
 		d.chats = append(d.chats, newQueue(&telegramSender{cfg: *cfg.Telegram}))
 	}
 	if cfg.Webhook != nil {
-		if !cfg.Webhook.URL.Set() {
-			return nil, errors.New("chat webhook: a URL file is required")
-		}
 		d.chats = append(d.chats, newQueue(&webhookSender{cfg: *cfg.Webhook}))
 	}
 	return d, nil
 }
+
+// Enabled reports whether any sender is configured.
+func (cfg Config) Enabled() bool { return cfg.SMTP != nil || cfg.Telegram != nil || cfg.Webhook != nil }
 
 func orDefault[T int | time.Duration](v, def T) T {
 	if v <= 0 {
@@ -124,9 +138,6 @@ func orDefault[T int | time.Duration](v, def T) T {
 	}
 	return v
 }
-
-// Enabled reports whether any sender is configured.
-func (d *Dispatcher) Enabled() bool { return d != nil && (d.email != nil || len(d.chats) > 0) }
 
 // delivery is one destination of a task's alert, on its sender's queue.
 type delivery struct {

@@ -34,6 +34,7 @@ type devOptions struct {
 	assetsDir string
 	runnerURL string
 	demoRepo  string
+	alerts    alertFlags
 }
 
 func defaultDataDir() string {
@@ -65,6 +66,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opts.assetsDir, "assets", defaultAssetsDir(), "directory with the etcd and kube-apiserver binaries (make envtest-assets)")
 	fs.StringVar(&opts.runnerURL, "runner-url", "", "URL runners reach the manager at (default: the --listen address)")
 	fs.StringVar(&opts.demoRepo, "demo-repo-listen", "auto", `address of the built-in demo git repository (auto: the --listen host, on the port of the last run or a free one; "" turns it off)`)
+	opts.alerts.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -88,6 +90,11 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer ln.Close()
+	publicURL := "http://" + ln.Addr().String()
+	alerts, err := opts.alerts.config(publicURL)
+	if err != nil {
+		return err
+	}
 	demoRepo, err := listenDevDemoRepo(opts.demoRepo, dataDir, ln, stderr)
 	if err != nil {
 		return err
@@ -124,7 +131,6 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		return nil // interrupted during start-up; the deferred Stop cleans up
 	}
 
-	publicURL := "http://" + ln.Addr().String()
 	demoURL := ""
 	if demoRepo != nil {
 		if demoURL, err = demoRepoURL(cmp.Or(opts.runnerURL, publicURL), demoRepo); err != nil {
@@ -145,7 +151,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		PublicURL: publicURL, RunnerURL: opts.runnerURL, MetricsAddr: "0", ProbeAddr: "0", Namespace: devNamespace,
 		Launcher: &launch.LocalLauncher{Client: direct, BaseDir: runs},
 		StoreDSN: "sqlite://" + filepath.Join(dataDir, "bastion.db"),
-		DemoRepo: demoRepo, DemoRepoURL: demoURL,
+		DemoRepo: demoRepo, DemoRepoURL: demoURL, Alerts: alerts,
 	})
 	if err != nil {
 		return err

@@ -28,6 +28,7 @@ import (
 	"github.com/bastion-dev/bastion/console"
 	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/controllers/launch"
+	"github.com/bastion-dev/bastion/internal/alert"
 	"github.com/bastion-dev/bastion/internal/demorepo"
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
@@ -69,6 +70,8 @@ type managerOptions struct {
 	// git://<runner URL's host>:<DemoRepo's port>/demo.git); without it
 	// and DemoRepo, demo projects are refused.
 	DemoRepoURL string
+	// Alerts configure alerts on task results (no sender: none are sent).
+	Alerts alert.Config
 }
 
 func defaultNamespace() string {
@@ -124,6 +127,8 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 	fs.StringVar(&opts.OIDCCookieKeyFile, "oidc-cookie-key-file", "", "file with a key shared by all replicas for the single sign-on cookie")
 	demoRepoListen := fs.String("demo-repo-listen", fmt.Sprintf(":%d", demorepo.DefaultPort), `address of the built-in demo git repository, served over git:// ("" turns it and demo projects off)`)
 	fs.StringVar(&opts.DemoRepoURL, "demo-repo-url", "", "URL runners clone the demo repository from (default git://<host of --runner-url>:<port of --demo-repo-listen>/demo.git)")
+	alerts := &alertFlags{}
+	alerts.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -143,6 +148,13 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 	}
 	if opts.PublicURL == "" {
 		opts.PublicURL = "http://" + ln.Addr().String()
+	}
+	if opts.Alerts, err = alerts.config(opts.PublicURL); err != nil {
+		_ = ln.Close()
+		if opts.DemoRepo != nil {
+			_ = opts.DemoRepo.Close()
+		}
+		return err
 	}
 	mgr, err := newManager(cfg, ln, opts)
 	if err != nil {
@@ -230,11 +242,22 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 			return nil, err
 		}
 	}
-	if err := controllers.Setup(mgr, controllers.Options{
+	ctrlOpts := controllers.Options{
 		IDs:              alloc,
 		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: runnerURL,
 		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast, Store: output,
-	}); err != nil {
+	}
+	alerts, err := newAlerts(opts.Alerts, output, ctrl.Log.WithName("alerts"))
+	if err != nil {
+		return nil, err
+	}
+	if alerts != nil {
+		ctrlOpts.Alerts = alerts
+		if err := mgr.Add(alerts); err != nil {
+			return nil, err
+		}
+	}
+	if err := controllers.Setup(mgr, ctrlOpts); err != nil {
 		return nil, err
 	}
 	if opts.ProbeAddr != "0" {
