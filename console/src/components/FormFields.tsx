@@ -81,9 +81,11 @@ interface CheckboxFieldProps {
   checked: boolean;
   onChange(checked: boolean): void;
   isDisabled?: boolean;
+  /** What the switch does, shown under its label. */
+  description?: ReactNode;
 }
 
-export function CheckboxField({ id, label, checked, onChange, isDisabled }: CheckboxFieldProps) {
+export function CheckboxField({ id, label, checked, onChange, isDisabled, description }: CheckboxFieldProps) {
   const saving = useContext(FormDisabledContext);
   return (
     <FormGroup fieldId={id}>
@@ -94,6 +96,7 @@ export function CheckboxField({ id, label, checked, onChange, isDisabled }: Chec
         isChecked={checked}
         onChange={(_event, next) => onChange(next)}
         isDisabled={saving || isDisabled}
+        description={description}
       />
     </FormGroup>
   );

@@ -55,12 +55,19 @@ export function ProjectFields({ values, errors, onChange }: ProjectFieldsProps) 
         inputMode="numeric"
         helper={t('0 or empty means unlimited.')}
       />
-      <CheckboxField id="project-alert" label={t('Allow alerts for this project')} checked={values.alert} onChange={set('alert')} />
+      <CheckboxField
+        id="project-alert"
+        label={t('Allow alerts for this project')}
+        checked={values.alert}
+        onChange={set('alert')}
+        description={t('When a task of this project fails, or succeeds and its template does not suppress success alerts, every team member with “Send alerts” on gets an email with the project, template, status and version, who started the task, when, how long it ran, its message, the last 20 lines of output and a link to the task. Stopped tasks send no alert unless the administrator turned that on.')}
+      />
       <TextField
         id="project-alert-chat"
         label={t('Chat ID for alerts (optional)')}
         value={values.alertChat}
         onChange={set('alertChat')}
+        helper={t('With alerts allowed, the same alert without the output also goes to this chat (a Telegram chat ID). If the administrator set up a Slack or Mattermost webhook instead, any value here turns those messages on.')}
       />
     </>
   );

@@ -99,7 +99,13 @@ export function UserDialog({ user, onClose, title }: UserDialogProps) {
       {isNew && (
         <TextField id="user-password" label={t('Password')} type="password" value={values.password} onChange={set('password')} error={errors.password} isRequired autoComplete="new-password" />
       )}
-      <CheckboxField id="user-alert" label={t('Send alerts')} checked={values.alert} onChange={set('alert')} />
+      <CheckboxField
+        id="user-alert"
+        label={t('Send alerts')}
+        checked={values.alert}
+        onChange={set('alert')}
+        description={t('Alerts go by email to this address when a task fails, or succeeds unless its template suppresses success alerts, in a project that allows alerts. Each holds the project, template, status and version, who started the task, when, how long it ran, its message, the last 20 lines of output and a link to the task.')}
+      />
       {isAdmin && <CheckboxField id="user-admin" label={t('Admin user')} checked={values.admin} onChange={set('admin')} />}
       {isAdmin && (
         <CheckboxField id="user-can-create-project" label={t('Can create projects')} checked={values.canCreateProject} onChange={set('canCreateProject')} />

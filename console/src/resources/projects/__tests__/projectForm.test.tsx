@@ -44,6 +44,15 @@ describe('the new project screen (spec §2)', () => {
     expect(await screen.findByText('Must be integer')).toBeInTheDocument();
   });
 
+  it('says under the alert switches what an alert sends and where', () => {
+    stubApi({});
+    renderWithProviders(<NewProjectPage />, { path: '/project/new', user: alice });
+    expect(screen.getByText(/every team member with “Send alerts” on gets an email/)).toHaveTextContent(
+      'the last 20 lines of output and a link to the task',
+    );
+    expect(screen.getByText(/the same alert without the output also goes to this chat/)).toHaveTextContent('Telegram chat ID');
+  });
+
   it('creates the project, names it in a snackbar and opens it', async () => {
     const api = stubApi({ 'POST /projects': [201, project(7, 'Infra')] });
     renderWithProviders(<NewProjectPage />, { path: '/project/new', user: alice });

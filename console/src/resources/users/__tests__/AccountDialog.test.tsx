@@ -12,6 +12,10 @@ describe('edit account (spec §2)', () => {
     const dialog = await screen.findByRole('dialog', { name: 'Edit account' });
     expect(within(dialog).getByLabelText(/^Name/)).toHaveValue('Alice Liddell');
     expect(within(dialog).queryByLabelText('Admin user')).not.toBeInTheDocument();
+    // The alert switch says what will be sent.
+    expect(within(dialog).getByText(/Alerts go by email to this address when a task fails/)).toHaveTextContent(
+      'who started the task, when, how long it ran, its message, the last 20 lines of output and a link to the task',
+    );
 
     fireEvent.change(within(dialog).getByLabelText(/^Name/), { target: { value: '' } });
     fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
