@@ -6,6 +6,7 @@ package alerttest
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"encoding/base64"
 	"io"
 	"mime"
@@ -23,7 +24,9 @@ type Mail struct {
 	To   []string
 	// Login is the user that signed in ("" if none did).
 	Login string
-	Data  []byte
+	// TLS is true when the message came over TLS (implicit or STARTTLS).
+	TLS  bool
+	Data []byte
 }
 
 // Subject is the decoded Subject header.
@@ -61,12 +64,14 @@ type SMTPServer struct {
 	// Username and Password, when set, are required (AUTH PLAIN).
 	Username, Password string
 
-	ln    net.Listener
-	mu    sync.Mutex
-	mails []Mail
-	hang  bool
-	conns int
-	held  []net.Conn
+	ln       net.Listener
+	tls      *tls.Config // set: STARTTLS is offered (or, implicit, spoken from the start)
+	implicit bool
+	mu       sync.Mutex
+	mails    []Mail
+	hang     bool
+	conns    int
+	held     []net.Conn
 }
 
 // NewSMTPServer starts a server; it stops when the test ends.
@@ -82,12 +87,37 @@ func NewSMTPServer(t testing.TB, username, password string) *SMTPServer {
 
 // StartSMTPServer starts a server that runs until Close (for a TestMain).
 func StartSMTPServer(username, password string) (*SMTPServer, error) {
+	return startSMTP(username, password, nil, false)
+}
+
+// NewTLSSMTPServer starts a server with a certificate for 127.0.0.1 that
+// offers STARTTLS or, when implicit, speaks TLS from the first byte. It
+// returns the TLS settings a client needs to trust it.
+func NewTLSSMTPServer(t testing.TB, username, password string, implicit bool) (*SMTPServer, *tls.Config) {
+	t.Helper()
+	server, client, err := selfSigned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := startSMTP(username, password, server, implicit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s, client
+}
+
+func startSMTP(username, password string, cfg *tls.Config, implicit bool) (*SMTPServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	addr := ln.Addr().(*net.TCPAddr)
-	s := &SMTPServer{Host: "127.0.0.1", Port: addr.Port, Username: username, Password: password, ln: ln}
+	s := &SMTPServer{Host: "127.0.0.1", Port: addr.Port, Username: username, Password: password, tls: cfg, implicit: implicit}
+	if implicit {
+		ln = tls.NewListener(ln, cfg)
+	}
+	s.ln = ln
 	go s.serve()
 	return s, nil
 }
@@ -151,7 +181,7 @@ func (s *SMTPServer) serve() {
 }
 
 func (s *SMTPServer) session(c net.Conn) {
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	r := bufio.NewReader(c)
 	reply := func(lines ...string) {
 		for _, l := range lines {
@@ -161,6 +191,7 @@ func (s *SMTPServer) session(c net.Conn) {
 	reply("220 alerttest ESMTP")
 	var cur Mail
 	login := ""
+	secure := s.implicit
 	for {
 		line, err := r.ReadString('\n')
 		if err != nil {
@@ -170,11 +201,27 @@ func (s *SMTPServer) session(c net.Conn) {
 		verb, arg, _ := strings.Cut(line, " ")
 		switch strings.ToUpper(verb) {
 		case "EHLO":
-			if s.Username != "" {
-				reply("250-alerttest", "250-8BITMIME", "250 AUTH PLAIN")
-			} else {
-				reply("250-alerttest", "250 8BITMIME")
+			lines := []string{"250-alerttest", "250-8BITMIME"}
+			if s.tls != nil && !secure {
+				lines = append(lines, "250-STARTTLS")
 			}
+			if s.Username != "" {
+				lines = append(lines, "250-AUTH PLAIN")
+			}
+			lines[len(lines)-1] = "250 " + lines[len(lines)-1][4:]
+			reply(lines...)
+		case "STARTTLS":
+			if s.tls == nil || secure {
+				reply("502 not implemented")
+				continue
+			}
+			reply("220 ready to start TLS")
+			tc := tls.Server(c, s.tls)
+			if err := tc.Handshake(); err != nil {
+				return
+			}
+			// RFC 3207: everything known before TLS is forgotten.
+			c, r, secure, login, cur = tc, bufio.NewReader(tc), true, "", Mail{}
 		case "HELO", "NOOP":
 			reply("250 ok")
 		case "AUTH":
@@ -202,7 +249,7 @@ func (s *SMTPServer) session(c net.Conn) {
 				reply("530 authentication required")
 				continue
 			}
-			cur = Mail{From: address(arg), Login: login}
+			cur = Mail{From: address(arg), Login: login, TLS: secure}
 			reply("250 ok")
 		case "RCPT":
 			cur.To = append(cur.To, address(arg))
