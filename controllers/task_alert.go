@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -78,7 +79,7 @@ func (r *TaskReconciler) alertFacts(ctx context.Context, task *bastionv1.Task) (
 	}
 	template := &bastionv1.Template{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: task.Spec.TemplateRef.Name}, template); err == nil {
-		t.TemplateName = template.Spec.DisplayName
+		t.TemplateName = cmp.Or(template.Spec.DisplayName, template.Name)
 		t.SuppressSuccess = template.Spec.SuppressSuccessAlerts
 	} else if client.IgnoreNotFound(err) != nil {
 		return t, false, err
