@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sync"
 	"time"
 
@@ -286,10 +287,14 @@ func (d *Dispatcher) tail(ctx context.Context, key store.TaskKey) ([]string, err
 	lines = lines[max(0, len(lines)-TailLines):]
 	out := make([]string, len(lines))
 	for i, l := range lines {
-		out[i] = cut(l.Output, 500)
+		out[i] = cut(ansi.ReplaceAllString(l.Output, ""), 500)
 	}
 	return out, nil
 }
+
+// ansi matches terminal colour and cursor codes (ansible and terraform
+// colour their output), which a mail reader would show as garbage.
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 
 func cut(s string, n int) string {
 	r := []rune(s)

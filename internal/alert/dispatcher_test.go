@@ -105,7 +105,7 @@ func TestDispatcher_emailsEveryMemberWithAlertOnThroughARealSMTPServer(t *testin
 	key := store.TaskKey{ProjectID: task.ProjectID, TaskID: task.TaskID}
 	var lines []store.Line
 	for i := 1; i <= 30; i++ {
-		lines = append(lines, store.Line{Seq: int64(i), Time: time.Now(), Output: fmt.Sprintf("output line %d", i)})
+		lines = append(lines, store.Line{Seq: int64(i), Time: time.Now(), Output: fmt.Sprintf("\x1b[0;32moutput line %d\x1b[0m", i)})
 	}
 	if err := out.AppendLines(context.Background(), key, lines); err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestDispatcher_emailsEveryMemberWithAlertOnThroughARealSMTPServer(t *testin
 			"Task #42 of Deploy in project Ops failed.",
 			"Started by: Alice (alice)", "Started:    2026-11-23 17:00:00 UTC", "Ran for:    1m23s",
 			"Message:    nightly run", "Result:     exited with code 2",
-			"Last 20 lines of output:", "output line 11\n", "output line 30\n",
+			"Last 20 lines of output:", "\n    output line 11\n", "\n    output line 30\n",
 			"Open the task: https://bastion.example.com/project/7/history?t=42",
 		} {
 			if !strings.Contains(body, want) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -73,7 +74,12 @@ func (s *smtpSender) send(ctx context.Context, to string, m message) error {
 			return fmt.Errorf("SMTP password: %w", err)
 		}
 	}
-	return scrub(s.exchange(ctx, to, password, m), password)
+	// A server that echoed the AUTH PLAIN line back would echo it encoded.
+	plain := ""
+	if password != "" {
+		plain = base64.StdEncoding.EncodeToString([]byte("\x00" + s.cfg.Username + "\x00" + password))
+	}
+	return scrub(s.exchange(ctx, to, password, m), password, plain)
 }
 
 // exchange is one SMTP conversation, cut off when ctx ends.
@@ -128,7 +134,7 @@ func (s *smtpSender) exchange(ctx context.Context, to, password string, m messag
 	if err != nil {
 		return err
 	}
-	if _, err := w.Write(composeMail(s.cfg.From, rcpt.String(), m)); err != nil {
+	if _, err := w.Write(composeMail(from.String(), rcpt.String(), m)); err != nil {
 		return err
 	}
 	if err := w.Close(); err != nil {
