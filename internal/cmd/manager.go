@@ -31,6 +31,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/demorepo"
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/metrics"
 	"github.com/bastion-dev/bastion/internal/oidc"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/users"
@@ -69,6 +70,9 @@ type managerOptions struct {
 	// git://<runner URL's host>:<DemoRepo's port>/demo.git); without it
 	// and DemoRepo, demo projects are refused.
 	DemoRepoURL string
+	// InitialAdmin, when its password is set, is created if there are no
+	// users at all, so a fresh install can be signed in to.
+	InitialAdmin initialAdmin
 }
 
 func defaultNamespace() string {
@@ -79,6 +83,41 @@ func defaultNamespace() string {
 }
 
 func runManagerCommand(args []string, _, stderr io.Writer) error {
+	opts, demoRepoListen, err := parseManagerFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New())
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("no cluster to talk to: %w", err)
+	}
+	ln, err := listen(opts.Listen)
+	if err != nil {
+		return err
+	}
+	if opts.DemoRepo, err = listenDemoRepo(demoRepoListen); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	if opts.PublicURL == "" {
+		opts.PublicURL = "http://" + ln.Addr().String()
+	}
+	mgr, err := newManager(cfg, ln, opts)
+	if err != nil {
+		_ = ln.Close()
+		if opts.DemoRepo != nil {
+			_ = opts.DemoRepo.Close()
+		}
+		return err
+	}
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// parseManagerFlags reads the manager's flags; it also returns the demo
+// repository's listen address, which runManagerCommand binds.
+func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string, error) {
 	opts := managerOptions{}
 	fs := newFlagSet("manager", stderr)
 	fs.StringVar(&opts.Listen, "listen", ":3000", "address of the API and the console")
@@ -124,35 +163,15 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 	fs.StringVar(&opts.OIDCCookieKeyFile, "oidc-cookie-key-file", "", "file with a key shared by all replicas for the single sign-on cookie")
 	demoRepoListen := fs.String("demo-repo-listen", fmt.Sprintf(":%d", demorepo.DefaultPort), `address of the built-in demo git repository, served over git:// ("" turns it and demo projects off)`)
 	fs.StringVar(&opts.DemoRepoURL, "demo-repo-url", "", "URL runners clone the demo repository from (default git://<host of --runner-url>:<port of --demo-repo-listen>/demo.git)")
-	if err := parse(fs, args); err != nil {
+	fs.StringVar(&opts.InitialAdmin.Login, "initial-admin-login", "admin", "login of the administrator created when there are no users")
+	fs.StringVar(&opts.InitialAdmin.Email, "initial-admin-email", "admin@localhost", "email of that administrator")
+	fs.Func("initial-admin-password-file", "file with the password of the administrator created when there are no users (none: no administrator is created)", func(path string) error {
+		password, err := readPasswordFile(path)
+		opts.InitialAdmin.Password = password
 		return err
-	}
-	ctrl.SetLogger(zap.New())
-
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return fmt.Errorf("no cluster to talk to: %w", err)
-	}
-	ln, err := listen(opts.Listen)
-	if err != nil {
-		return err
-	}
-	if opts.DemoRepo, err = listenDemoRepo(*demoRepoListen); err != nil {
-		_ = ln.Close()
-		return err
-	}
-	if opts.PublicURL == "" {
-		opts.PublicURL = "http://" + ln.Addr().String()
-	}
-	mgr, err := newManager(cfg, ln, opts)
-	if err != nil {
-		_ = ln.Close()
-		if opts.DemoRepo != nil {
-			_ = opts.DemoRepo.Close()
-		}
-		return err
-	}
-	return mgr.Start(ctrl.SetupSignalHandler())
+	})
+	err := parse(fs, args)
+	return opts, *demoRepoListen, err
 }
 
 // listen binds the API address before anything else starts, so that a busy
@@ -198,9 +217,13 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	output, err := store.Open(context.Background(), opts.StoreDSN)
+	opened, err := store.Open(context.Background(), opts.StoreDSN)
 	if err != nil {
 		return nil, fmt.Errorf("opening the output store: %w", err)
+	}
+	output := metrics.InstrumentStore(opened)
+	if err := metrics.RegisterTaskCollector(mgr.GetCache()); err != nil {
+		return nil, err
 	}
 	live := hub.New()
 	if err := apiserver.PublishTaskUpdates(context.Background(), mgr.GetCache(), live); err != nil {
@@ -224,6 +247,16 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		return nil, err
 	}
 	alloc := &ids.Allocator{Client: direct}
+	if opts.InitialAdmin.Password != "" {
+		// A leader-elected runnable: replicas starting together create
+		// one administrator, not one each.
+		accounts := &users.Store{Client: direct, Namespace: opts.Namespace, IDs: alloc}
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			return opts.InitialAdmin.ensure(ctx, accounts)
+		})); err != nil {
+			return nil, err
+		}
+	}
 	runnerURL := cmp.Or(opts.RunnerURL, opts.PublicURL)
 	if opts.DemoRepo != nil {
 		if err := addDemoRepo(mgr, runnerURL, &opts); err != nil {
