@@ -177,14 +177,14 @@ func TestManager_createsTheInitialAdminAndServesEveryMetricAfterATask(t *testing
 	want := map[string]func(float64) bool{
 		// controller-runtime's own, for the task controller.
 		`controller_runtime_reconcile_total{controller="task",result="success"}`: positive,
-		`bastion_tasks{status="success"}`:                                      equals(1),
-		`bastion_tasks{status="running"}`:                                      equals(0),
-		`bastion_task_queue_length{namespace="bastion-demo"}`:                  equals(0),
-		`bastion_task_duration_seconds_count{status="success"}`:                equals(1),
-		`bastion_task_output_lines_total`:                                      equals(3),
-		`bastion_websocket_clients`:                                            equals(1),
-		`bastion_store_latency_seconds_count{operation="append_lines"}`:        positive,
-		`bastion_store_latency_seconds_count{operation="put_task_summary"}`:    positive,
+		`bastion_tasks{status="success"}`:                                        equals(1),
+		`bastion_tasks{status="running"}`:                                        equals(0),
+		`bastion_task_queue_length{namespace="bastion-demo"}`:                    equals(0),
+		`bastion_task_duration_seconds_count{status="success"}`:                  equals(1),
+		`bastion_task_output_lines_total`:                                        equals(3),
+		`bastion_websocket_clients`:                                              equals(1),
+		`bastion_store_latency_seconds_count{operation="append_lines"}`:          positive,
+		`bastion_store_latency_seconds_count{operation="put_task_summary"}`:      positive,
 	}
 	waitFor(t, "every metric", func() error {
 		samples, err := scrape("http://" + metricsAddr + "/metrics")
