@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -73,6 +74,9 @@ type managerOptions struct {
 	// InitialAdmin, when its password is set, is created if there are no
 	// users at all, so a fresh install can be signed in to.
 	InitialAdmin initialAdmin
+	// RunnerNetworkPolicy, when set, is applied to every project namespace
+	// to confine task pods (--runner-network-policy).
+	RunnerNetworkPolicy *networkingv1.NetworkPolicySpec
 }
 
 func defaultNamespace() string {
@@ -168,6 +172,11 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	fs.Func("initial-admin-password-file", "file with the password of the administrator created when there are no users (none: no administrator is created)", func(path string) error {
 		password, err := readPasswordFile(path)
 		opts.InitialAdmin.Password = password
+		return err
+	})
+	fs.Func("runner-network-policy", "a YAML file with the egress rules of task pods (a NetworkPolicy spec's egress list), applied to every project namespace", func(path string) error {
+		spec, err := readRunnerNetworkPolicy(path)
+		opts.RunnerNetworkPolicy = spec
 		return err
 	})
 	err := parse(fs, args)
@@ -267,6 +276,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		IDs:              alloc,
 		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: runnerURL,
 		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast, Store: output,
+		RunnerNetworkPolicy: opts.RunnerNetworkPolicy,
 	}); err != nil {
 		return nil, err
 	}

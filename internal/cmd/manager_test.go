@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/websocket"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -59,9 +60,13 @@ func TestManager_createsTheInitialAdminAndServesEveryMetricAfterATask(t *testing
 	if err := os.WriteFile(passwordFile, []byte("Initial-Secret-1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	policyFile := filepath.Join(dir, "runner-egress.yaml")
+	if err := os.WriteFile(policyFile, []byte(runnerEgress), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	metricsAddr := freeAddr(t)
 	opts, demoListen, err := parseManagerFlags([]string{
-		"--initial-admin-password-file", passwordFile,
+		"--initial-admin-password-file", passwordFile, "--runner-network-policy", policyFile,
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "0",
 		"--store", "sqlite://" + filepath.Join(dir, "bastion.db"),
 		"--namespace", "bastion-system", "--demo-repo-listen", "",
@@ -121,6 +126,13 @@ func TestManager_createsTheInitialAdminAndServesEveryMetricAfterATask(t *testing
 		}
 		return c.Get(ctx, client.ObjectKey{Namespace: taskKey.Namespace, Name: task.Status.RunName}, job)
 	})
+	// The project's task pods may only reach the manager's stream port.
+	policy := &networkingv1.NetworkPolicy{}
+	must(t, c.Get(ctx, client.ObjectKey{Namespace: "bastion-demo", Name: "bastion-runners"}, policy))
+	if got := policy.Spec.PodSelector.MatchLabels["app.kubernetes.io/name"]; got != "bastion-runner" || len(policy.Spec.Ingress) != 0 ||
+		len(policy.Spec.Egress) != 1 || policy.Spec.Egress[0].Ports[0].Port.IntValue() != 3000 || len(policy.Spec.PolicyTypes) != 2 {
+		t.Fatalf("runner NetworkPolicy: %+v", policy.Spec)
+	}
 	if image := job.Spec.Template.Spec.Containers[0].Image; image != "bastion-runner-ansible:latest" {
 		t.Fatalf("the ansible task runs %s", image)
 	}
@@ -203,6 +215,17 @@ func TestManager_createsTheInitialAdminAndServesEveryMetricAfterATask(t *testing
 		return nil
 	})
 }
+
+// runnerEgress is what the Helm chart writes for --runner-network-policy.
+const runnerEgress = `egress:
+- to:
+  - namespaceSelector:
+      matchLabels: {kubernetes.io/metadata.name: bastion-system}
+    podSelector:
+      matchLabels: {app.kubernetes.io/name: bastion, app.kubernetes.io/component: manager}
+  ports:
+  - {protocol: TCP, port: 3000}
+`
 
 func positive(v float64) bool { return v > 0 }
 
@@ -337,4 +360,25 @@ func freeAddr(t *testing.T) string {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	return addr
+}
+
+// A typo in the runners' egress rules is refused at start-up, never
+// applied as a policy that blocks or allows something else.
+func TestManagerFlags_refuseAnUnknownFieldInTheRunnerNetworkPolicy(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "egress.yaml")
+	must(t, os.WriteFile(file, []byte("egres:\n- {}\n"), 0o600))
+	_, _, err := parseManagerFlags([]string{"--runner-network-policy", file}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `unknown field "egres"`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// An empty password file would create an admin no one can sign in as.
+func TestManagerFlags_refuseAnEmptyInitialAdminPassword(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "password")
+	must(t, os.WriteFile(file, []byte("\n"), 0o600))
+	_, _, err := parseManagerFlags([]string{"--initial-admin-password-file", file}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "the initial admin password file is empty") {
+		t.Fatalf("got %v", err)
+	}
 }

@@ -1,3 +1,5 @@
+// Files the manager reads at start-up: the initial admin's password and
+// the runners' network policy, both mounted by the Helm chart.
 package cmd
 
 import (
@@ -7,7 +9,9 @@ import (
 	"os"
 	"strings"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/yaml"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/users"
@@ -50,4 +54,21 @@ func (a initialAdmin) ensure(ctx context.Context, accounts *users.Store) error {
 		ctrl.Log.WithName("setup").Info("created the initial administrator", "login", a.Login)
 	}
 	return nil
+}
+
+// readRunnerNetworkPolicy reads the egress rules of task pods: a YAML
+// document with an `egress` list, as in a NetworkPolicy's spec. Unknown
+// fields are refused, so a typo never silently opens or closes traffic.
+func readRunnerNetworkPolicy(path string) (*networkingv1.NetworkPolicySpec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the runner network policy: %w", unwrapPath(err))
+	}
+	var rules struct {
+		Egress []networkingv1.NetworkPolicyEgressRule `json:"egress"`
+	}
+	if err := yaml.UnmarshalStrict(data, &rules); err != nil {
+		return nil, fmt.Errorf("runner network policy %s: %w", path, err)
+	}
+	return &networkingv1.NetworkPolicySpec{Egress: rules.Egress}, nil
 }
