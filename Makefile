@@ -52,6 +52,11 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the kubebuilder markers.
 	$(CONTROLLER_GEN) crd rbac:roleName=bastion-manager paths=./api/... paths=./controllers/... paths=./apiserver/... paths=./internal/users/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	# The Helm chart ships copies (a chart cannot read outside its directory);
+	# test/packaging fails when they differ.
+	rm -f config/helm/bastion/files/crds/*.yaml
+	cp config/crd/bases/*.yaml config/helm/bastion/files/crds/
+	cp config/rbac/role.yaml config/helm/bastion/files/rbac/role.yaml
 
 .PHONY: envtest-assets
 envtest-assets: $(ENVTEST_ASSETS)/kube-apiserver ## Build etcd, kube-apiserver and kubectl from Go modules (cached outside the repo).
@@ -105,6 +110,36 @@ test-console: console/node_modules/.package-lock.json ## Console type check and 
 .PHONY: test-e2e
 test-e2e: envtest-assets $(BASTION) ## Playwright against `bastion dev` on a free port.
 	cd console && BASTION_BIN=$(BASTION) npm run e2e
+
+##@ Images and deployment
+# Image names; the Helm chart's image values and the manager's
+# --runner-image-* flags name the same images.
+REGISTRY ?= ghcr.io/bastion-dev
+TAG ?= $(VERSION)
+IMG ?= $(REGISTRY)/bastion:$(TAG)
+RUNNER_APPS := ansible terraform bash
+CONTAINER_TOOL ?= docker
+KUBECTL ?= kubectl
+
+.PHONY: docker-build
+docker-build: ## Build the manager image and the runner images (ansible, terraform, bash).
+	$(CONTAINER_TOOL) build --target manager --build-arg VERSION=$(VERSION) -t $(IMG) .
+	for app in $(RUNNER_APPS); do \
+		$(CONTAINER_TOOL) build --target runner-$$app --build-arg VERSION=$(VERSION) -t $(REGISTRY)/bastion-runner-$$app:$(TAG) . ; \
+	done
+
+.PHONY: docker-push
+docker-push: ## Push the images that docker-build made.
+	$(CONTAINER_TOOL) push $(IMG)
+	for app in $(RUNNER_APPS); do $(CONTAINER_TOOL) push $(REGISTRY)/bastion-runner-$$app:$(TAG); done
+
+.PHONY: deploy
+deploy: ## Install CRDs, RBAC and the manager with kustomize (config/default) into the current kubectl context.
+	$(KUBECTL) apply --server-side -k config/default
+
+.PHONY: undeploy
+undeploy: ## Remove what deploy installed (CRDs too: every project resource goes with them).
+	$(KUBECTL) delete --ignore-not-found -k config/default
 
 ##@ Tools
 $(CONTROLLER_GEN):
