@@ -92,7 +92,7 @@ console/dist/index.html: console/node_modules/.package-lock.json $(CONSOLE_SOURC
 
 ##@ Test
 .PHONY: test
-test: envtest-assets vet test-console test-e2e test-go ## Run every test: vet, Go (unit + envtest + e2e), console (types, Vitest, Playwright).
+test: envtest-assets vet test-console test-e2e test-go test-packaging ## Run every test: vet, Go (unit + envtest + e2e), packaging, console (types, Vitest, Playwright).
 
 .PHONY: vet
 vet: ## go vet, and gofmt must have nothing to say.
@@ -102,6 +102,12 @@ vet: ## go vet, and gofmt must have nothing to say.
 .PHONY: test-go
 test-go: envtest-assets $(TERRAFORM) console/dist/index.html $(GOTESTSUM) $(BASTION) ## Go unit, envtest and end-to-end tests.
 	PATH="$(dir $(TERRAFORM)):$$PATH" BASTION_BIN=$(BASTION) $(GOTESTSUM) --format testname -- -count=1 ./...
+
+# Its own Go module (test/packaging/go.mod), so that Helm's and kustomize's
+# dependencies never enter the bastion binary's module or its build.
+.PHONY: test-packaging
+test-packaging: envtest-assets $(GOTESTSUM) ## The Helm chart and config/default, rendered and dry-run applied to envtest; RBAC by SubjectAccessReview.
+	cd test/packaging && go vet ./... && $(GOTESTSUM) --format testname -- -count=1 ./...
 
 .PHONY: test-console
 test-console: console/node_modules/.package-lock.json ## Console type check and Vitest.
