@@ -15,7 +15,7 @@ type access struct {
 
 // A namespace a project owns (the manager creates it) and one it does not.
 const (
-	projectNS = "project-demo"
+	projectNS = "bastion-demo"
 	otherNS   = "kube-system"
 )
 
