@@ -36,7 +36,7 @@ type ProjectReconciler struct {
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;update
 
 // Reconcile creates the project's namespace and records it in the status.

@@ -25,6 +25,7 @@ var managerNeeds = []access{
 	{"create", "", "namespaces", "", ""},
 	{"watch", "", "namespaces", "", ""},
 	{"delete", "", "namespaces", "", ""},
+	{"update", "", "namespaces", "", ""}, // adopting a namespace applied with its Project
 	{"create", "batch", "jobs", "", projectNS},
 	{"watch", "batch", "jobs", "", projectNS},
 	{"delete", "batch", "jobs", "", projectNS},
