@@ -56,7 +56,6 @@ var managerMustNot = []access{
 	{"create", "", "pods", "exec", projectNS},  // never runs commands in pods
 	{"get", "", "pods", "log", projectNS},      // output comes over the stream
 	{"update", "batch", "jobs", "", projectNS}, // a Job is created once, then deleted
-	{"update", "", "namespaces", "", ""},       // namespaces are created or deleted
 	{"create", "", "serviceaccounts", "token", projectNS},
 	{"create", "rbac.authorization.k8s.io", "rolebindings", "", projectNS},
 	{"escalate", "rbac.authorization.k8s.io", "clusterroles", "", ""},
