@@ -152,6 +152,7 @@ func TestChart_defaultInstallIsAcceptedByTheAPIServer(t *testing.T) {
 		}
 	}
 	assertFlagsExist(t, args)
+	assertRestrictedPod(t, find(t, objs, "Deployment", releaseName))
 
 	// NOTES.txt tells how to reach the console and read the password.
 	for _, want := range []string{readAdminSecret, "kubectl -n bastion-system port-forward svc/bastion 3000:80", `Sign in as "admin"`} {
@@ -191,6 +192,7 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 		}
 	}
 	assertFlagsExist(t, args)
+	assertRestrictedPod(t, deploy)
 	if strings.Contains(deploymentYAML(t, deploy), "not-a-real-password") {
 		t.Error("the PostgreSQL DSN is in the Deployment; it must come from the Secret")
 	}

@@ -41,7 +41,9 @@ func TestKustomize_configDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 			t.Errorf("%s %s is in namespace %q", o.GetKind(), o.GetName(), o.GetNamespace())
 		}
 	}
-	args := containerArgs(t, find(t, objs, "Deployment", "bastion-manager"))
+	deploy := find(t, objs, "Deployment", "bastion-manager")
+	assertRestrictedPod(t, deploy)
+	args := containerArgs(t, deploy)
 	if !slices.Contains(args, "--store=sqlite:///var/lib/bastion/bastion.db") {
 		t.Errorf("args %v", args)
 	}

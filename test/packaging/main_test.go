@@ -121,3 +121,29 @@ func find(t *testing.T, objs []*unstructured.Unstructured, kind, suffix string) 
 	t.Fatalf("no %s named *%s in %v", kind, suffix, kinds(objs))
 	return nil
 }
+
+// assertRestrictedPod dry-runs the Deployment's pod in a namespace that
+// enforces the restricted Pod Security Standard: the apiserver's
+// PodSecurity admission refuses the pod if any field falls short.
+func assertRestrictedPod(t *testing.T, deploy *unstructured.Unstructured) {
+	t.Helper()
+	const ns = "restricted-check"
+	namespace := &unstructured.Unstructured{}
+	namespace.SetAPIVersion("v1")
+	namespace.SetKind("Namespace")
+	namespace.SetName(ns)
+	namespace.SetLabels(map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	if err := k8sClient.Create(context.Background(), namespace); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	spec, found, err := unstructured.NestedMap(deploy.Object, "spec", "template", "spec")
+	if !found || err != nil {
+		t.Fatalf("%s has no pod template: %v", deploy.GetName(), err)
+	}
+	pod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "spec": spec}}
+	pod.SetName(deploy.GetName())
+	pod.SetNamespace(ns)
+	if err := k8sClient.Create(context.Background(), pod, client.DryRunAll); err != nil {
+		t.Errorf("the %s pod does not meet the restricted Pod Security Standard: %v", deploy.GetName(), err)
+	}
+}
