@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -38,15 +39,13 @@ func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	tasks := &bastionv1.TaskList{}
+	projects := &bastionv1.ProjectList{}
 	if err := c.reader.List(ctx, tasks); err != nil {
-		// Before the cache has synced (or without a leader's informers)
-		// there is nothing trustworthy to report.
-		ch <- prometheus.NewInvalidMetric(tasksDesc, err)
+		c.skip(err)
 		return
 	}
-	projects := &bastionv1.ProjectList{}
 	if err := c.reader.List(ctx, projects); err != nil {
-		ch <- prometheus.NewInvalidMetric(queueDesc, err)
+		c.skip(err)
 		return
 	}
 	byStatus := map[bastionv1.TaskStatusValue]int{}
@@ -73,6 +72,14 @@ func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
 	for ns, n := range queued {
 		ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(n), ns)
 	}
+}
+
+// skip leaves these series out of one scrape when the cache cannot answer
+// (before it has synced). An invalid metric instead would fail the whole
+// scrape: controller-runtime's handler answers 500 on any collector error,
+// which would hide every other metric too.
+func (c taskCollector) skip(err error) {
+	ctrl.Log.WithName("metrics").V(1).Info("task metrics left out of this scrape", "reason", err.Error())
 }
 
 var current struct {
