@@ -143,6 +143,14 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 			return nil
 		})
 	}
+	fs.Func("runner-image-pull-policy", "pull policy of the runner images: Always, IfNotPresent or Never (default IfNotPresent)", func(v string) error {
+		switch policy := corev1.PullPolicy(v); policy {
+		case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+			opts.JobOptions.ImagePullPolicy = policy
+			return nil
+		}
+		return fmt.Errorf("want Always, IfNotPresent or Never, not %q", v)
+	})
 	fs.StringVar(&opts.StoreDSN, "store", "sqlite:///var/lib/bastion/bastion.db", "output store: sqlite:///path/file.db or postgres://...")
 	fs.StringVar(&opts.RunnerURL, "runner-url", "", "URL runners reach the manager at (default --public-url)")
 	fs.IntVar(&opts.TaskKeepLast, "task-keep-last", controllers.DefaultTaskKeepLast, "finished tasks kept as objects per template (a template's keepLast overrides it)")

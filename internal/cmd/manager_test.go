@@ -382,3 +382,16 @@ func TestManagerFlags_refuseAnEmptyInitialAdminPassword(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// The chart's runner.imagePullPolicy reaches the Jobs; anything but the
+// three Kubernetes policies is refused before a Job could carry it.
+func TestManagerFlags_runnerImagePullPolicy(t *testing.T) {
+	opts, _, err := parseManagerFlags([]string{"--runner-image-pull-policy", "Never"}, io.Discard)
+	if err != nil || opts.JobOptions.ImagePullPolicy != corev1.PullNever {
+		t.Fatalf("got %v, %q", err, opts.JobOptions.ImagePullPolicy)
+	}
+	_, _, err = parseManagerFlags([]string{"--runner-image-pull-policy", "sometimes"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `want Always, IfNotPresent or Never, not "sometimes"`) {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -186,6 +186,7 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 		"--disable-password-login", "--runner-network-policy=/etc/bastion/config/runner-egress.yaml",
 		"--global-max-parallel-tasks=10", "--task-keep-last=50", "--task-deadline=2h",
 		"--runner-image-terraform=registry.example.com/bastion-runner-terraform:0.1.0", "--initial-admin-login=root",
+		"--runner-image-pull-policy=Always",
 	} {
 		if !slices.Contains(args, want) {
 			t.Errorf("manager args %v lack %s", args, want)
