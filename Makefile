@@ -50,8 +50,13 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the kubebuilder markers.
-	$(CONTROLLER_GEN) crd rbac:roleName=bastion-manager paths=./api/... paths=./controllers/... paths=./internal/users/... \
+	$(CONTROLLER_GEN) crd rbac:roleName=bastion-manager paths=./api/... paths=./controllers/... paths=./apiserver/... paths=./internal/users/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	# The Helm chart ships copies (a chart cannot read outside its directory);
+	# test/packaging fails when they differ.
+	rm -f config/helm/bastion/files/crds/*.yaml
+	cp config/crd/bases/*.yaml config/helm/bastion/files/crds/
+	cp config/rbac/role.yaml config/helm/bastion/files/rbac/role.yaml
 
 .PHONY: envtest-assets
 envtest-assets: $(ENVTEST_ASSETS)/kube-apiserver ## Build etcd, kube-apiserver and kubectl from Go modules (cached outside the repo).
@@ -87,7 +92,7 @@ console/dist/index.html: console/node_modules/.package-lock.json $(CONSOLE_SOURC
 
 ##@ Test
 .PHONY: test
-test: envtest-assets vet test-console test-e2e test-go ## Run every test: vet, Go (unit + envtest + e2e), console (types, Vitest, Playwright).
+test: envtest-assets vet test-console test-e2e test-go test-packaging ## Run every test: vet, Go (unit + envtest + e2e), packaging, console (types, Vitest, Playwright).
 
 .PHONY: vet
 vet: ## go vet, and gofmt must have nothing to say.
@@ -98,6 +103,12 @@ vet: ## go vet, and gofmt must have nothing to say.
 test-go: envtest-assets $(TERRAFORM) console/dist/index.html $(GOTESTSUM) $(BASTION) ## Go unit, envtest and end-to-end tests.
 	PATH="$(dir $(TERRAFORM)):$$PATH" BASTION_BIN=$(BASTION) $(GOTESTSUM) --format testname -- -count=1 ./...
 
+# Its own Go module (test/packaging/go.mod), so that Helm's and kustomize's
+# dependencies never enter the bastion binary's module or its build.
+.PHONY: test-packaging
+test-packaging: envtest-assets $(GOTESTSUM) ## The Helm chart and config/default, rendered and dry-run applied to envtest; RBAC by SubjectAccessReview.
+	cd test/packaging && go vet ./... && $(GOTESTSUM) --format testname -- -count=1 ./...
+
 .PHONY: test-console
 test-console: console/node_modules/.package-lock.json ## Console type check and Vitest.
 	cd console && npm run typecheck && npm test
@@ -105,6 +116,36 @@ test-console: console/node_modules/.package-lock.json ## Console type check and 
 .PHONY: test-e2e
 test-e2e: envtest-assets $(BASTION) ## Playwright against `bastion dev` on a free port.
 	cd console && BASTION_BIN=$(BASTION) npm run e2e
+
+##@ Images and deployment
+# Image names; the Helm chart's image values and the manager's
+# --runner-image-* flags name the same images.
+REGISTRY ?= ghcr.io/bastion-dev
+TAG ?= $(VERSION)
+IMG ?= $(REGISTRY)/bastion:$(TAG)
+RUNNER_APPS := ansible terraform bash
+CONTAINER_TOOL ?= docker
+KUBECTL ?= kubectl
+
+.PHONY: docker-build
+docker-build: ## Build the manager image and the runner images (ansible, terraform, bash).
+	$(CONTAINER_TOOL) build --target manager --build-arg VERSION=$(VERSION) -t $(IMG) .
+	for app in $(RUNNER_APPS); do \
+		$(CONTAINER_TOOL) build --target runner-$$app --build-arg VERSION=$(VERSION) -t $(REGISTRY)/bastion-runner-$$app:$(TAG) . ; \
+	done
+
+.PHONY: docker-push
+docker-push: ## Push the images that docker-build made.
+	$(CONTAINER_TOOL) push $(IMG)
+	for app in $(RUNNER_APPS); do $(CONTAINER_TOOL) push $(REGISTRY)/bastion-runner-$$app:$(TAG); done
+
+.PHONY: deploy
+deploy: ## Install CRDs, RBAC and the manager with kustomize (config/default) into the current kubectl context.
+	$(KUBECTL) apply --server-side -k config/default
+
+.PHONY: undeploy
+undeploy: ## Remove what deploy installed (CRDs too: every project resource goes with them).
+	$(KUBECTL) delete --ignore-not-found -k config/default
 
 ##@ Tools
 $(CONTROLLER_GEN):

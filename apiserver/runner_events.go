@@ -19,6 +19,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/metrics"
 	"github.com/bastion-dev/bastion/internal/runproto"
 	"github.com/bastion-dev/bastion/internal/runspec"
 	"github.com/bastion-dev/bastion/internal/store"
@@ -175,6 +176,9 @@ func (e *runnerEvents) storeLines(r *http.Request, task *bastionv1.Task, key sto
 	ack, err := e.store.LastSeq(ctx, key)
 	if err != nil {
 		return 0, err
+	}
+	if ack > from {
+		metrics.OutputLines.Add(float64(ack - from))
 	}
 	if ack > from && e.hub != nil {
 		if err := e.publish(ctx, key, from, ack, lines); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/bastion-dev/bastion/internal/hub"
+	"github.com/bastion-dev/bastion/internal/metrics"
 )
 
 // WSAuth decides, before the upgrade, whether a request may open /api/ws
@@ -87,6 +88,8 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	metrics.WebsocketClients.Inc()
+	defer metrics.WebsocketClients.Dec()
 	(&wsClient{conn: conn, raw: hijack.conn, sub: sub, opts: h.opts}).serve()
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,12 +28,15 @@ type ProjectReconciler struct {
 	// lives in ManagerNamespace.
 	IDs              *ids.Allocator
 	ManagerNamespace string
+	// RunnerNetworkPolicy, when set, is the egress that task pods are
+	// allowed; every project namespace gets it (see network_policy.go).
+	RunnerNetworkPolicy *networkingv1.NetworkPolicySpec
 }
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;update
 
 // Reconcile creates the project's namespace and records it in the status.
@@ -109,6 +113,9 @@ func (r *ProjectReconciler) reconcileNamespace(ctx context.Context, project *bas
 		return nil
 	}
 
+	if err := r.applyRunnerNetworkPolicy(ctx, name); err != nil {
+		return err
+	}
 	project.Status.Namespace = name
 	setReady(project, metav1.ConditionTrue, bastionv1.ReasonReconciled, "namespace "+name+" is ready")
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -51,6 +52,9 @@ type Options struct {
 	ManagerURL string
 	// Alerts sends the alerts of finished tasks; nil sends none.
 	Alerts Alerter
+	// RunnerNetworkPolicy, when set, confines task pods in every project
+	// namespace to its egress rules.
+	RunnerNetworkPolicy *networkingv1.NetworkPolicySpec
 }
 
 // ClientOptions is the manager client's setup: Secrets and ConfigMaps are
@@ -69,7 +73,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	projects := &ProjectReconciler{Client: mgr.GetClient(), IDs: alloc, ManagerNamespace: opts.ManagerNamespace}
+	projects := &ProjectReconciler{Client: mgr.GetClient(), IDs: alloc, ManagerNamespace: opts.ManagerNamespace, RunnerNetworkPolicy: opts.RunnerNetworkPolicy}
 	if err := projects.SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -31,7 +31,11 @@ import (
 )
 
 // suiteOptions configure the reconcilers under test.
-var suiteOptions = controllers.Options{ManagerNamespace: "bastion-system", Clock: suiteClock}
+var suiteOptions = controllers.Options{ManagerNamespace: "bastion-system", Clock: suiteClock, ManagerURL: suiteManagerURL}
+
+// suiteManagerURL is the stream endpoint runners are told, as the Helm
+// chart sets it (--runner-url: the manager's Service).
+const suiteManagerURL = "http://bastion.bastion-system.svc:80"
 
 // suiteClock is the reconcilers' clock: tests step it instead of waiting.
 var suiteClock = clocktesting.NewFakeClock(time.Now())

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/metrics"
 	"github.com/bastion-dev/bastion/internal/versions"
 )
 
@@ -146,7 +147,15 @@ func (r *TaskReconciler) finish(ctx context.Context, task *bastionv1.Task) error
 	if err := r.pruneFinished(ctx, task); err != nil {
 		return err
 	}
-	return r.setFinalizer(ctx, task, false)
+	if err := r.setFinalizer(ctx, task, false); err != nil {
+		return err
+	}
+	// Observed once the finalizer is gone, so a retried finish never
+	// counts a task twice.
+	if task.Status.Start != nil && task.Status.End != nil {
+		metrics.ObserveTask(string(task.Status.Status), task.Status.Start.Time, task.Status.End.Time)
+	}
+	return nil
 }
 
 // queueAutorun starts the autorun deploy templates of a successful build.

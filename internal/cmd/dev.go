@@ -208,21 +208,30 @@ func unwrapPath(err error) error {
 // seedAdmin creates the first admin when there are no users, and returns
 // its password ("" when users exist already).
 func seedAdmin(ctx context.Context, store *users.Store) (string, error) {
-	existing, err := store.List(ctx)
-	if err != nil {
-		return "", fmt.Errorf("listing users: %w", err)
-	}
-	if len(existing) > 0 {
-		return "", nil
-	}
 	password := users.RandomPassword(10)
-	_, err = store.Create(ctx, bastionv1.UserSpec{
+	created, err := seedUser(ctx, store, bastionv1.UserSpec{
 		Username: "admin", Name: "Administrator", Email: "admin@localhost", Admin: true,
 	}, password)
-	if err != nil {
-		return "", fmt.Errorf("creating the admin user: %w", err)
+	if err != nil || !created {
+		return "", err
 	}
 	return password, nil
+}
+
+// seedUser creates the user when there are no users at all, and says
+// whether it did.
+func seedUser(ctx context.Context, store *users.Store, spec bastionv1.UserSpec, password string) (bool, error) {
+	existing, err := store.List(ctx)
+	if err != nil {
+		return false, fmt.Errorf("listing users: %w", err)
+	}
+	if len(existing) > 0 {
+		return false, nil
+	}
+	if _, err := store.Create(ctx, spec, password); err != nil {
+		return false, fmt.Errorf("creating the admin user: %w", err)
+	}
+	return true, nil
 }
 
 func printBanner(w io.Writer, url, kubeconfig, dataDir, password, demoURL string) {

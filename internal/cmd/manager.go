@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,6 +33,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/demorepo"
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/metrics"
 	"github.com/bastion-dev/bastion/internal/oidc"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/users"
@@ -72,6 +74,15 @@ type managerOptions struct {
 	DemoRepoURL string
 	// Alerts configure alerts on task results (no sender: none are sent).
 	Alerts alert.Config
+	// InitialAdmin, when its password is set, is created if there are no
+	// users at all, so a fresh install can be signed in to.
+	InitialAdmin initialAdmin
+	// RunnerNetworkPolicy, when set, is applied to every project namespace
+	// to confine task pods (--runner-network-policy).
+	RunnerNetworkPolicy *networkingv1.NetworkPolicySpec
+	// alertFlags are the parsed alert flags, turned into Alerts once the
+	// public URL is known.
+	alertFlags *alertFlags
 }
 
 func defaultNamespace() string {
@@ -82,6 +93,43 @@ func defaultNamespace() string {
 }
 
 func runManagerCommand(args []string, _, stderr io.Writer) error {
+	opts, demoRepoListen, err := parseManagerFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New())
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("no cluster to talk to: %w", err)
+	}
+	ln, err := listen(opts.Listen)
+	if err != nil {
+		return err
+	}
+	if opts.DemoRepo, err = listenDemoRepo(demoRepoListen); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	if opts.PublicURL == "" {
+		opts.PublicURL = "http://" + ln.Addr().String()
+	}
+	if opts.Alerts, err = opts.alertFlags.config(opts.PublicURL); err == nil {
+		var mgr manager.Manager
+		if mgr, err = newManager(cfg, ln, opts); err == nil {
+			return mgr.Start(ctrl.SetupSignalHandler())
+		}
+	}
+	_ = ln.Close()
+	if opts.DemoRepo != nil {
+		_ = opts.DemoRepo.Close()
+	}
+	return err
+}
+
+// parseManagerFlags reads the manager's flags; it also returns the demo
+// repository's listen address, which runManagerCommand binds.
+func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string, error) {
 	opts := managerOptions{}
 	fs := newFlagSet("manager", stderr)
 	fs.StringVar(&opts.Listen, "listen", ":3000", "address of the API and the console")
@@ -103,6 +151,14 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 			return nil
 		})
 	}
+	fs.Func("runner-image-pull-policy", "pull policy of the runner images: Always, IfNotPresent or Never (default IfNotPresent)", func(v string) error {
+		switch policy := corev1.PullPolicy(v); policy {
+		case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+			opts.JobOptions.ImagePullPolicy = policy
+			return nil
+		}
+		return fmt.Errorf("want Always, IfNotPresent or Never, not %q", v)
+	})
 	fs.StringVar(&opts.StoreDSN, "store", "sqlite:///var/lib/bastion/bastion.db", "output store: sqlite:///path/file.db or postgres://...")
 	fs.StringVar(&opts.RunnerURL, "runner-url", "", "URL runners reach the manager at (default --public-url)")
 	fs.IntVar(&opts.TaskKeepLast, "task-keep-last", controllers.DefaultTaskKeepLast, "finished tasks kept as objects per template (a template's keepLast overrides it)")
@@ -129,42 +185,23 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 	fs.StringVar(&opts.DemoRepoURL, "demo-repo-url", "", "URL runners clone the demo repository from (default git://<host of --runner-url>:<port of --demo-repo-listen>/demo.git)")
 	alerts := &alertFlags{}
 	alerts.register(fs)
-	if err := parse(fs, args); err != nil {
+	fs.StringVar(&opts.InitialAdmin.Login, "initial-admin-login", "admin", "login of the administrator created when there are no users")
+	fs.StringVar(&opts.InitialAdmin.Email, "initial-admin-email", "admin@localhost", "email of that administrator")
+	fs.Func("initial-admin-password-file", "file with the password of the administrator created when there are no users (none: no administrator is created)", func(path string) error {
+		password, err := readPasswordFile(path)
+		opts.InitialAdmin.Password = password
 		return err
-	}
-	ctrl.SetLogger(zap.New())
-
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return fmt.Errorf("no cluster to talk to: %w", err)
-	}
-	ln, err := listen(opts.Listen)
-	if err != nil {
+	})
+	fs.Func("runner-network-policy", "a YAML file with the egress rules of task pods (a NetworkPolicy spec's egress list), applied to every project namespace", func(path string) error {
+		spec, err := readRunnerNetworkPolicy(path)
+		opts.RunnerNetworkPolicy = spec
 		return err
-	}
-	if opts.DemoRepo, err = listenDemoRepo(*demoRepoListen); err != nil {
-		_ = ln.Close()
-		return err
-	}
-	if opts.PublicURL == "" {
-		opts.PublicURL = "http://" + ln.Addr().String()
-	}
-	if opts.Alerts, err = alerts.config(opts.PublicURL); err != nil {
-		_ = ln.Close()
-		if opts.DemoRepo != nil {
-			_ = opts.DemoRepo.Close()
-		}
-		return err
-	}
-	mgr, err := newManager(cfg, ln, opts)
-	if err != nil {
-		_ = ln.Close()
-		if opts.DemoRepo != nil {
-			_ = opts.DemoRepo.Close()
-		}
-		return err
-	}
-	return mgr.Start(ctrl.SetupSignalHandler())
+	})
+	err := parse(fs, args)
+	// Alerts link to the console, whose URL may default to the listen
+	// address: they are configured once that is known.
+	opts.alertFlags = alerts
+	return opts, *demoRepoListen, err
 }
 
 // listen binds the API address before anything else starts, so that a busy
@@ -210,9 +247,13 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	output, err := store.Open(context.Background(), opts.StoreDSN)
+	opened, err := store.Open(context.Background(), opts.StoreDSN)
 	if err != nil {
 		return nil, fmt.Errorf("opening the output store: %w", err)
+	}
+	output := metrics.InstrumentStore(opened)
+	if err := metrics.RegisterTaskCollector(mgr.GetCache()); err != nil {
+		return nil, err
 	}
 	live := hub.New()
 	if err := apiserver.PublishTaskUpdates(context.Background(), mgr.GetCache(), live); err != nil {
@@ -236,6 +277,16 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		return nil, err
 	}
 	alloc := &ids.Allocator{Client: direct}
+	if opts.InitialAdmin.Password != "" {
+		// A leader-elected runnable: replicas starting together create
+		// one administrator, not one each.
+		accounts := &users.Store{Client: direct, Namespace: opts.Namespace, IDs: alloc}
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			return opts.InitialAdmin.ensure(ctx, accounts)
+		})); err != nil {
+			return nil, err
+		}
+	}
 	runnerURL := cmp.Or(opts.RunnerURL, opts.PublicURL)
 	if opts.DemoRepo != nil {
 		if err := addDemoRepo(mgr, runnerURL, &opts); err != nil {
@@ -246,6 +297,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		IDs:              alloc,
 		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: runnerURL,
 		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast, Store: output,
+		RunnerNetworkPolicy: opts.RunnerNetworkPolicy,
 	}
 	alerts, err := newAlerts(opts.Alerts, output, ctrl.Log.WithName("alerts"))
 	if err != nil {

@@ -1,0 +1,91 @@
+{{/* Names and labels shared by every template. */}}
+
+{{- define "bastion.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "bastion.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else if contains (include "bastion.name" .) .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name (include "bastion.name" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "bastion.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{ include "bastion.selectorLabels" . }}
+{{- end }}
+
+{{/* The manager's pods; the runners' NetworkPolicy allows egress to them. */}}
+{{- define "bastion.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "bastion.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: manager
+{{- end }}
+
+{{- define "bastion.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "bastion.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "bastion.image" -}}
+{{- printf "%s:%s" .repository (default .appVersion .tag) }}
+{{- end }}
+
+{{- define "bastion.runnerImage" -}}
+{{- $img := index .root.Values.runner.images .app }}
+{{- printf "%s:%s" $img.repository (default .root.Chart.AppVersion $img.tag) }}
+{{- end }}
+
+{{/* The address runners stream to: the Service, inside the cluster. */}}
+{{- define "bastion.runnerURL" -}}
+{{- printf "http://%s.%s.svc:%d" (include "bastion.fullname" .) .Release.Namespace (int .Values.service.port) }}
+{{- end }}
+
+{{- define "bastion.publicURL" -}}
+{{- if .Values.publicURL }}
+{{- .Values.publicURL }}
+{{- else if .Values.ingress.enabled }}
+{{- printf "%s://%s" (ternary "https" "http" (ne .Values.ingress.tlsSecretName "")) .Values.ingress.host }}
+{{- end }}
+{{- end }}
+
+{{- define "bastion.adminSecretName" -}}
+{{- default (printf "%s-initial-admin" (include "bastion.fullname" .)) .Values.initialAdmin.existingSecret }}
+{{- end }}
+
+{{- define "bastion.postgresSecretName" -}}
+{{- default (printf "%s-store" (include "bastion.fullname" .)) .Values.store.postgres.existingSecret }}
+{{- end }}
+
+{{/* Settings that cannot work together fail the render, with the fix. */}}
+{{- define "bastion.validate" -}}
+{{- if not (has .Values.store.type (list "sqlite" "postgres")) }}
+{{- fail (printf "store.type must be sqlite or postgres, not %q" .Values.store.type) }}
+{{- end }}
+{{- if and (gt (int .Values.replicaCount) 1) (eq .Values.store.type "sqlite") }}
+{{- fail "replicaCount > 1 needs store.type=postgres: the SQLite file is on one ReadWriteOnce volume" }}
+{{- end }}
+{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection) }}
+{{- fail "replicaCount > 1 needs leaderElection=true: only one replica may run the controllers" }}
+{{- end }}
+{{- if and (eq .Values.store.type "postgres") (not .Values.store.postgres.existingSecret) (not .Values.store.postgres.dsn) }}
+{{- fail "store.type=postgres needs store.postgres.existingSecret (a Secret with the DSN) or store.postgres.dsn" }}
+{{- end }}
+{{- if and .Values.ingress.enabled (not .Values.ingress.host) }}
+{{- fail "ingress.enabled needs ingress.host" }}
+{{- end }}
+{{- range .Values.oidc.providers }}
+{{- if or (not .id) (not .issuer) (not .clientID) (not .clientSecretRef) }}
+{{- fail "each oidc.providers entry needs id, issuer, clientID and clientSecretRef {name, key}" }}
+{{- end }}
+{{- end }}
+{{- end }}
