@@ -187,6 +187,11 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 		"--global-max-parallel-tasks=10", "--task-keep-last=50", "--task-deadline=2h",
 		"--runner-image-terraform=registry.example.com/bastion-runner-terraform:0.1.0", "--initial-admin-login=root",
 		"--runner-image-pull-policy=Always",
+		// Alerts: every sender on, its secrets as files.
+		"--alert-on-stopped=true", "--alert-attempts=3", "--alert-backoff=30s",
+		"--smtp-host=smtp.example.com", "--smtp-port=465", "--smtp-tls=tls", "--smtp-username=bastion",
+		"--smtp-password-file=/etc/bastion/alerts/smtp-password", "--telegram-token-file=/etc/bastion/alerts/telegram-token",
+		"--chat-webhook-url-file=/etc/bastion/alerts/chat-webhook-url",
 	} {
 		if !slices.Contains(args, want) {
 			t.Errorf("manager args %v lack %s", args, want)
@@ -194,6 +199,11 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 	}
 	assertFlagsExist(t, args)
 	assertRestrictedPod(t, deploy)
+	for _, secret := range []string{"bastion-smtp", "bastion-telegram", "bastion-chat-webhook"} {
+		if !strings.Contains(deploymentYAML(t, deploy), "name: "+secret) {
+			t.Errorf("the Deployment does not mount the alert Secret %s", secret)
+		}
+	}
 	if strings.Contains(deploymentYAML(t, deploy), "not-a-real-password") {
 		t.Error("the PostgreSQL DSN is in the Deployment; it must come from the Secret")
 	}
@@ -233,11 +243,13 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 // Settings that cannot work are refused at render time with the fix.
 func TestChart_refusesSettingsThatCannotWork(t *testing.T) {
 	for values, want := range map[string]string{
-		`replicaCount: 2`:                    "replicaCount > 1 needs store.type=postgres",
-		`store: {type: postgres}`:            "store.type=postgres needs store.postgres.existingSecret",
-		`store: {type: mysql}`:               `store.type must be sqlite or postgres, not "mysql"`,
-		`oidc: {providers: [{id: corp}]}`:    "each oidc.providers entry needs id, issuer, clientID and clientSecretRef",
-		`ingress: {enabled: true, host: ""}`: "ingress.enabled needs ingress.host",
+		`replicaCount: 2`:                     "replicaCount > 1 needs store.type=postgres",
+		`store: {type: postgres}`:             "store.type=postgres needs store.postgres.existingSecret",
+		`store: {type: mysql}`:                `store.type must be sqlite or postgres, not "mysql"`,
+		`oidc: {providers: [{id: corp}]}`:     "each oidc.providers entry needs id, issuer, clientID and clientSecretRef",
+		`ingress: {enabled: true, host: ""}`:  "ingress.enabled needs ingress.host",
+		`alerts: {email: {enabled: true}}`:    "alerts.email.host is required when alerts.email.enabled",
+		`alerts: {telegram: {enabled: true}}`: "alerts.telegram.tokenSecret is required when alerts.telegram.enabled",
 	} {
 		parsed := map[string]any{}
 		if err := yaml.Unmarshal([]byte(values), &parsed); err != nil {
@@ -294,13 +306,19 @@ func deploymentYAML(t *testing.T, deploy *unstructured.Unstructured) string {
 }
 
 // assertFlagsExist checks every --flag the chart passes against the
-// manager's flag definitions (internal/cmd/manager.go): a renamed flag
+// manager's flag definitions (internal/cmd): a renamed flag
 // would otherwise only show as a crash-looping pod.
 func assertFlagsExist(t *testing.T, args []string) {
 	t.Helper()
-	source, err := os.ReadFile(filepath.Join(repoRoot, "internal", "cmd", "manager.go"))
-	if err != nil {
-		t.Fatal(err)
+	// The manager's flags are defined in internal/cmd (manager.go, and
+	// alerts.go for the flags it shares with `bastion dev`).
+	var source []byte
+	for _, name := range []string{"manager.go", "alerts.go"} {
+		data, err := os.ReadFile(filepath.Join(repoRoot, "internal", "cmd", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		source = append(source, data...)
 	}
 	flag := regexp.MustCompile(`^--([a-z0-9-]+)`)
 	for _, arg := range args[1:] { // args[0] is the subcommand

@@ -89,3 +89,27 @@ app.kubernetes.io/component: manager
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+The projected-volume sources of the alerts' secrets (SMTP password,
+Telegram bot token, chat webhook URL); empty when no alert needs one.
+*/}}
+{{- define "bastion.alertSecrets" -}}
+{{- with .Values.alerts -}}
+{{- if and .email.enabled .email.passwordSecret }}
+- secret:
+    name: {{ .email.passwordSecret }}
+    items: [{key: {{ .email.passwordKey }}, path: smtp-password}]
+{{- end }}
+{{- if .telegram.enabled }}
+- secret:
+    name: {{ required "alerts.telegram.tokenSecret is required when alerts.telegram.enabled" .telegram.tokenSecret }}
+    items: [{key: {{ .telegram.tokenKey }}, path: telegram-token}]
+{{- end }}
+{{- if .chatWebhook.enabled }}
+- secret:
+    name: {{ required "alerts.chatWebhook.urlSecret is required when alerts.chatWebhook.enabled" .chatWebhook.urlSecret }}
+    items: [{key: {{ .chatWebhook.urlKey }}, path: chat-webhook-url}]
+{{- end }}
+{{- end }}
+{{- end }}
