@@ -1,10 +1,12 @@
 // First-load size of the console: the JS and CSS a browser fetches to show
 // each screen when it opens the console there (the entry, the screen's lazily
-// loaded chunks, and everything they import statically), gzipped as a server
-// would send them. Reads dist/.vite/manifest.json (npm run build writes it).
-// Fonts and images are not counted. The largest screen is counted again with
-// the largest language's catalogs, which a browser set to that language
-// loads too.
+// loaded chunks, and everything they import statically), plus the catalogs
+// of the namespaces the screen reads (src/i18n: only English "common" is
+// bundled; the others load with their screens), gzipped as a server would
+// send them. Reads dist/.vite/manifest.json (npm run build writes it). Fonts
+// and images are not counted. Each screen is counted in English and in the
+// language whose catalogs for that screen are the largest, which a browser
+// set to that language loads too.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -13,14 +15,36 @@ const dist = new URL('../dist/', import.meta.url).pathname;
 const manifest = JSON.parse(readFileSync(join(dist, '.vite/manifest.json'), 'utf8'));
 const entry = Object.keys(manifest).find((key) => manifest[key].isEntry);
 
-// Each screen's lazy chunks, by the source file that React.lazy imports.
+const signedIn = ['src/app/SignedInApp.tsx', 'src/app/ProjectArea.tsx'];
+// Each screen's lazy chunks, by the source file that React.lazy imports,
+// and the namespaces it reads besides "common".
 const screens = {
-  'sign-in (/auth/login)': ['src/resources/auth/LoginPage.tsx'],
-  'project page (/project/{id}/history)': ['src/app/SignedInApp.tsx', 'src/app/ProjectArea.tsx'],
-  'team (/project/{id}/team)': ['src/app/SignedInApp.tsx', 'src/app/ProjectArea.tsx', 'src/resources/team/TeamPage.tsx'],
-  'settings (/project/{id}/settings)': ['src/app/SignedInApp.tsx', 'src/app/ProjectArea.tsx', 'src/resources/projects/ProjectSettingsPage.tsx'],
-  'activity (/project/{id}/activity)': ['src/app/SignedInApp.tsx', 'src/app/ProjectArea.tsx', 'src/resources/events/ActivityPage.tsx'],
-  'users (/users)': ['src/app/SignedInApp.tsx', 'src/resources/users/UsersPage.tsx'],
+  'sign-in (/auth/login)': { chunks: ['src/resources/auth/LoginPage.tsx'], ns: ['auth'] },
+  'history (/project/{id}/history)': { chunks: [...signedIn, 'src/resources/tasks/HistoryPage.tsx'], ns: ['tasks'] },
+  'task log (/project/{id}/history?t=)': {
+    chunks: [...signedIn, 'src/resources/tasks/HistoryPage.tsx', 'src/resources/tasks/TaskLogHost.tsx'],
+    ns: ['tasks'],
+  },
+  'templates (/project/{id}/templates)': {
+    chunks: [...signedIn, 'src/resources/templates/TemplateRoutes.tsx'],
+    ns: ['templates', 'tasks'],
+  },
+  'keys (/project/{id}/keys)': { chunks: [...signedIn, 'src/resources/keys/KeysPage.tsx'], ns: ['resources'] },
+  'repositories (/project/{id}/repositories)': {
+    chunks: [...signedIn, 'src/resources/repositories/RepositoriesPage.tsx'],
+    ns: ['resources'],
+  },
+  'integrations (/project/{id}/integrations)': {
+    chunks: [...signedIn, 'src/resources/integrations/IntegrationsPage.tsx'],
+    ns: ['integrations'],
+  },
+  'team (/project/{id}/team)': { chunks: [...signedIn, 'src/resources/team/TeamPage.tsx'], ns: ['team'] },
+  'settings (/project/{id}/settings)': {
+    chunks: [...signedIn, 'src/resources/projects/ProjectSettingsPage.tsx'],
+    ns: ['projects'],
+  },
+  'activity (/project/{id}/activity)': { chunks: [...signedIn, 'src/resources/events/ActivityPage.tsx'], ns: [] },
+  'users (/users)': { chunks: ['src/app/SignedInApp.tsx', 'src/resources/users/UsersPage.tsx'], ns: ['users'] },
 };
 
 function collect(key, files = new Set()) {
@@ -33,8 +57,24 @@ function collect(key, files = new Set()) {
 }
 
 const gzipped = (file) => gzipSync(readFileSync(join(dist, file)), { level: 9 }).length;
-let worst = 0;
-for (const [screen, chunks] of Object.entries(screens)) {
+
+// Catalog chunks by language and namespace (English "common" is in the entry).
+const catalogs = {};
+for (const key of Object.keys(manifest)) {
+  const [, lang, ns] = /^src\/locales\/([^/]+)\/([^/]+)\.json$/.exec(key) ?? [];
+  if (lang) (catalogs[lang] ??= {})[ns] = gzipped(manifest[key].file);
+}
+// A language's catalogs for a screen; English ones always load too, as the
+// fallback language.
+function catalogBytes(lang, ns) {
+  const names = lang === 'en' ? ns : ['common', ...ns];
+  return names.reduce((sum, name) => sum + (catalogs[lang]?.[name] ?? 0), 0);
+}
+
+const kb = (n) => (n / 1024).toFixed(1).padStart(6);
+const budget = 300 * 1024;
+let worst = { total: 0 };
+for (const [screen, { chunks, ns }] of Object.entries(screens)) {
   const files = collect(entry);
   for (const chunk of chunks) {
     if (!manifest[chunk]) throw new Error(`${chunk} is not a chunk of the build`);
@@ -46,20 +86,18 @@ for (const [screen, chunks] of Object.entries(screens)) {
     if (file.endsWith('.js')) js += gzipped(file);
     else if (file.endsWith('.css')) css += gzipped(file);
   }
-  worst = Math.max(worst, js + css);
-  const kb = (n) => (n / 1024).toFixed(1).padStart(6);
-  console.log(`${screen.padEnd(40)} JS ${kb(js)} KB  CSS ${kb(css)} KB  total ${kb(js + css)} KB gzip`);
+  const english = catalogBytes('en', ns);
+  const [lang, extra] = Object.keys(catalogs)
+    .filter((l) => l !== 'en')
+    .map((l) => [l, catalogBytes(l, ns)])
+    .sort((a, b) => b[1] - a[1])[0] ?? ['en', 0];
+  const total = js + css + english + extra;
+  if (total > worst.total) worst = { total, screen, lang };
+  console.log(
+    `${screen.padEnd(44)} JS ${kb(js)} KB  CSS ${kb(css)} KB  words ${kb(english + extra)} KB (${lang})  total ${kb(total)} KB gzip`,
+  );
 }
-// English is bundled; another language adds its catalogs to the first load.
-const catalogs = {};
-for (const key of Object.keys(manifest)) {
-  const lang = /^src\/locales\/([^/]+)\/[^/]+\.json$/.exec(key)?.[1];
-  if (lang) catalogs[lang] = (catalogs[lang] ?? 0) + gzipped(manifest[key].file);
-}
-const [heaviest, extra] = Object.entries(catalogs).sort((a, b) => b[1] - a[1])[0] ?? ['none', 0];
-console.log(`largest language catalogs: ${heaviest}, ${(extra / 1024).toFixed(1)} KB gzip`);
-
-const budget = 300 * 1024;
-const largest = worst + extra;
-console.log(`largest first load: ${(largest / 1024).toFixed(1)} KB gzip, with ${heaviest} (budget ${budget / 1024} KB)`);
-process.exit(largest <= budget ? 0 : 1);
+console.log(
+  `largest first load: ${(worst.total / 1024).toFixed(1)} KB gzip, ${worst.screen} in ${worst.lang} (budget ${budget / 1024} KB)`,
+);
+process.exit(worst.total <= budget ? 0 : 1);

@@ -1,10 +1,15 @@
 // Interface languages (spec §1). English text is the key, with one catalog
 // per area (namespace); a key missing from a namespace is looked up in
-// "common", where words every area uses (Cancel, Save…) live. English is
-// bundled; another language's catalogs load when it is chosen, so the first
-// page does not carry eleven languages nobody reads.
-import i18n, { type Resource } from 'i18next';
+// "common", where words every area uses (Cancel, Save…) live. Only English
+// "common" is bundled. Every other catalog, English ones included, loads
+// when a screen first reads its namespace (react-i18next suspends that
+// screen until then), and a language's catalogs load when it is chosen: the
+// first page carries neither the other screens' words nor eleven languages
+// nobody reads. Because keys are English, a catalog that fails to load
+// leaves its screen in English rather than broken.
+import i18n, { type BackendModule, type ReadCallback } from 'i18next';
 import { initReactI18next } from 'react-i18next';
+import englishCommon from '../locales/en/common.json';
 import { readSetting, settingKeys, writeSetting } from '../settings/settings';
 
 export const languages = [
@@ -38,11 +43,7 @@ export const defaultNamespace = 'common';
 
 type Catalog = Record<string, string>;
 
-const englishCatalogs = import.meta.glob<Catalog>('../locales/en/*.json', {
-  eager: true,
-  import: 'default',
-});
-const lazyCatalogs = import.meta.glob<Catalog>(['../locales/*/*.json', '!../locales/en/*.json'], {
+const catalogs = import.meta.glob<Catalog>(['../locales/*/*.json', '!../locales/en/common.json'], {
   import: 'default',
 });
 
@@ -51,13 +52,35 @@ function fileParts(file: string): [lang: string, ns: string] {
   return [lang, ns];
 }
 
-export const namespaces = Object.keys(englishCatalogs).map((file) => fileParts(file)[1]);
+/** Every namespace there is (the English catalogs name them all). */
+export const namespaces = [
+  defaultNamespace,
+  ...Object.keys(catalogs)
+    .map(fileParts)
+    .filter(([lang]) => lang === 'en')
+    .map(([, ns]) => ns),
+];
 
-function englishResources(): Resource {
-  const en: Record<string, Catalog> = {};
-  for (const [file, catalog] of Object.entries(englishCatalogs)) en[fileParts(file)[1]] = catalog;
-  return { en };
-}
+// Reads a catalog file when i18next first needs a language's namespace.
+const catalogBackend: BackendModule = {
+  type: 'backend',
+  init() {},
+  read(lng: string, ns: string, callback: ReadCallback) {
+    if (lng === 'en' && ns === defaultNamespace) {
+      callback(null, englishCommon);
+      return;
+    }
+    const load = catalogs[`../locales/${lng}/${ns}.json`];
+    if (!load) {
+      callback(null, {}); // no such catalog: the English key shows
+      return;
+    }
+    load().then(
+      (catalog) => callback(null, catalog),
+      (error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), false),
+    );
+  },
+};
 
 function isLanguage(value: string | null): value is Language {
   return languages.includes(value as Language);
@@ -69,32 +92,39 @@ export function storedLanguage(): Language {
   return isLanguage(stored) ? stored : 'en';
 }
 
-/** Loads a language's catalogs into i18next (English is always there). */
+/**
+ * Loads a language's catalogs of every namespace read so far (the ones
+ * read later load with their screens).
+ */
 export async function loadLanguage(lng: Language): Promise<void> {
-  if (lng === 'en' || i18n.hasResourceBundle(lng, defaultNamespace)) return;
-  const files = Object.keys(lazyCatalogs).filter((file) => fileParts(file)[0] === lng);
-  await Promise.all(
-    files.map(async (file) => {
-      i18n.addResourceBundle(lng, fileParts(file)[1], await lazyCatalogs[file](), true, true);
-    }),
-  );
+  await i18n.loadLanguages(lng);
+}
+
+/** Loads namespaces for the current language (tests read every screen's). */
+export async function loadNamespaces(ns: readonly string[]): Promise<void> {
+  await i18n.loadNamespaces([...ns]);
 }
 
 export async function initI18n(lng: Language = storedLanguage()): Promise<void> {
-  await i18n.use(initReactI18next).init({
-    resources: englishResources(),
-    lng: 'en',
-    fallbackLng: 'en',
-    ns: namespaces,
-    defaultNS: defaultNamespace,
-    fallbackNS: defaultNamespace,
-    // Keys are English sentences, which may contain '.' or ':'.
-    keySeparator: false,
-    nsSeparator: false,
-    // React escapes what it renders.
-    interpolation: { escapeValue: false },
-    returnEmptyString: false,
-  });
+  await i18n
+    .use(catalogBackend)
+    .use(initReactI18next)
+    .init({
+      resources: { en: { [defaultNamespace]: englishCommon } },
+      // English "common" is bundled; everything else comes through the backend.
+      partialBundledLanguages: true,
+      lng: 'en',
+      fallbackLng: 'en',
+      ns: [defaultNamespace],
+      defaultNS: defaultNamespace,
+      fallbackNS: defaultNamespace,
+      // Keys are English sentences, which may contain '.' or ':'.
+      keySeparator: false,
+      nsSeparator: false,
+      // React escapes what it renders.
+      interpolation: { escapeValue: false },
+      returnEmptyString: false,
+    });
   await applyLanguage(lng);
 }
 

@@ -1,7 +1,7 @@
 import '@testing-library/jest-dom/vitest';
 import { cleanup, configure } from '@testing-library/react';
 import { afterEach, vi } from 'vitest';
-import { initI18n } from '../i18n';
+import { initI18n, loadNamespaces, namespaces } from '../i18n';
 
 // jsdom has no layout: every media query answers as a desktop browser would
 // (the drawer's 960-pixel query matches).
@@ -23,6 +23,8 @@ Object.defineProperty(window, 'matchMedia', {
 configure({ asyncUtilTimeout: 5000 });
 
 await initI18n('en');
+// Screens suspend until their catalogs load; tests render them at once.
+await loadNamespaces(namespaces);
 
 afterEach(() => {
   cleanup();
