@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { apiDelete, apiGet, apiPost, apiPut } from '../../api/client';
 import { queryKeys } from '../../api/queryKeys';
 import type { Template } from '../templates/types';
+import { refreshWhileRunning } from '../templates/useTemplates';
 import { planViewsSave, positionsBody, type DraftView } from './reorder';
 import type { View } from './types';
 
@@ -19,6 +20,7 @@ export function useViewTemplates(projectId: number, viewId: number | undefined) 
     queryKey: [...queryKeys.templates(projectId), 'view', viewId],
     queryFn: () => apiGet<Template[]>(`/project/${projectId}/views/${viewId}/templates`),
     enabled: viewId !== undefined,
+    refetchInterval: (query) => refreshWhileRunning(query.state.data),
   });
 }
 
