@@ -169,7 +169,8 @@ test('screens of the templates list and the template editor', async ({ page, bas
     await page.goto('/');
     await page.evaluate((dark) => window.localStorage.setItem('darkMode', dark ? '1' : '0'), theme === 'dark');
     await page.goto(`/project/${project.id}/templates`);
-    await expect(page.getByRole('link', { name: 'Say hello' })).toBeVisible();
+    // The first screen after sign-in loads the console's chunks: slow on a busy machine.
+    await expect(page.getByRole('link', { name: 'Say hello' })).toBeVisible({ timeout: 60_000 });
     await expect(page.getByRole('row').filter({ hasText: 'Plan the network' })).toContainText('Not launched');
     await screenshot(page, testInfo, `templates-list-${theme}`);
 

@@ -19,7 +19,7 @@ export function LastTasks({ projectId, template }: { projectId: number; template
       </Bullseye>
     );
   }
-  if (tasks.isError) return <p className="pf-v6-u-danger-color-100">{errorMessage(tasks.error)}</p>;
+  if (tasks.isError) return <p style={{ color: 'var(--pf-t--global--text--color--status--danger--default)' }}>{errorMessage(tasks.error)}</p>;
   if (tasks.data.length === 0) return <p>{t('This template has not run yet.')}</p>;
   return (
     <Table aria-label={t('Last tasks of {{name}}', { name: template.name })} variant="compact" borders={false}>
@@ -40,7 +40,9 @@ export function LastTasks({ projectId, template }: { projectId: number; template
               <TaskLink taskId={task.id} />
             </Td>
             <Td dataLabel={t('Status')}>
-              <TaskStatusLabel status={task.status} />
+              <span>
+                <TaskStatusLabel status={task.status} />
+              </span>
             </Td>
             <Td dataLabel={t('Version')}>{taskVersion(task, template.type) ?? '—'}</Td>
             <Td dataLabel={t('User')}>{task.user_name || '—'}</Td>

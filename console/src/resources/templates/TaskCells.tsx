@@ -17,8 +17,12 @@ export function TaskLink({ taskId, children }: { taskId: number; children?: Reac
 /** The last task's status, or "Not launched". */
 export function LastStatus({ task }: { task: Task | null | undefined }) {
   const { t } = useTranslation('templates');
-  if (!task) return <Label isCompact variant="outline">{t(NOT_LAUNCHED)}</Label>;
-  return <TaskStatusLabel status={task.status} />;
+  // The span keeps the label at its own width where the table stacks its cells.
+  return (
+    <span>
+      {task ? <TaskStatusLabel status={task.status} /> : <Label isCompact variant="outline">{t(NOT_LAUNCHED)}</Label>}
+    </span>
+  );
 }
 
 /** When a task ran (its start, else its creation), relative, with the exact time as a tooltip. */

@@ -24,7 +24,7 @@ import { TemplateFormFields } from './TemplateFormFields';
 import type { Schedule, Template } from './types';
 import { CronError, useSaveTemplate } from './useSaveTemplate';
 import { useTemplate, useTemplateSchedules } from './useTemplates';
-import { validateTemplate, type TemplateFormValues } from './validation';
+import { validateTemplate, type TemplateField, type TemplateFormValues } from './validation';
 
 /**
  * …/templates/new/edit and …/templates/{id}/edit (spec §2): one form for
@@ -59,6 +59,24 @@ export function TemplateEditor({ templateId, viewId }: { templateId?: number; vi
   return <EditorForm existing={template.data} schedule={schedules.data?.[0]} list={list} viewId={viewId} />;
 }
 
+/** The field of each rule, in the order the form shows them. */
+const fieldIds: Record<TemplateField, string> = {
+  name: 'template-name',
+  repositoryId: 'template-repository',
+  playbook: 'template-playbook',
+  environmentId: 'template-environment',
+  startVersion: 'template-start-version',
+  buildTemplateId: 'template-build-template',
+  arguments: 'template-arguments',
+};
+
+// The form is long: a failed save takes the user to the first complaint.
+function focusFirstError(values: TemplateFormValues) {
+  const errors = validateTemplate(values);
+  const first = (Object.keys(fieldIds) as TemplateField[]).find((field) => errors[field]);
+  if (first) document.getElementById(fieldIds[first])?.focus();
+}
+
 interface EditorFormProps {
   existing?: Template;
   schedule?: Schedule;
@@ -86,7 +104,10 @@ function EditorForm({ existing, schedule, list, viewId }: EditorFormProps) {
     // A survey variable's dialog is a form of its own whose submit bubbles
     // here through React's tree: only this form's own submit saves.
     if (event.target !== event.currentTarget || save.isPending) return;
-    if (!check()) return;
+    if (!check()) {
+      focusFirstError(values);
+      return;
+    }
     save.mutate({ values, existing, schedule }, { onSuccess: (id) => navigate(`${list}/${id}`) });
   };
 

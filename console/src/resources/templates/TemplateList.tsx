@@ -101,7 +101,7 @@ export function TemplateList({ viewId }: { viewId?: number }) {
           </FlexItem>
         )}
       </Flex>
-      {views.isError && <p className="pf-v6-u-danger-color-100 pf-v6-u-mb-md">{errorMessage(views.error)}</p>}
+      {views.isError && <p style={{ color: 'var(--pf-t--global--text--color--status--danger--default)' }} className="pf-v6-u-mb-md">{errorMessage(views.error)}</p>}
       {templates.isPending && (
         <Bullseye>
           <Spinner aria-label={t('Loading')} />

@@ -57,13 +57,15 @@ export function TemplateTable({ projectId, templates, hidden, base }: TemplateTa
       case 'status':
         return <LastStatus task={last} />;
       case 'lastTask':
+        // The number and when; who ran it is in the expanded row and the log.
         return last ? (
-          <>
-            <TaskLink taskId={last.id} /> <span className="pf-v6-u-color-200">
-              {last.user_name ? `${last.user_name}, ` : ''}
+          <span title={last.user_name || undefined}>
+            <TaskLink taskId={last.id} />
+            <br />
+            <small style={{ color: 'var(--pf-t--global--text--color--subtle)' }}>
               <TaskTime task={last} />
-            </span>
-          </>
+            </small>
+          </span>
         ) : (
           '—'
         );
@@ -81,7 +83,8 @@ export function TemplateTable({ projectId, templates, hidden, base }: TemplateTa
   };
 
   return (
-    <Table aria-label={t('Task Templates')} variant="compact" isExpandable>
+    // Nine columns do not fit below 992 pixels: there each row stacks its cells.
+    <Table aria-label={t('Task Templates')} variant="compact" isExpandable gridBreakPoint="grid-lg">
       <Thead>
         <Tr>
           <Th screenReaderText={t('Show last tasks')} />
@@ -89,7 +92,9 @@ export function TemplateTable({ projectId, templates, hidden, base }: TemplateTa
             column === 'actions' ? (
               <Th key={column} screenReaderText={t('Actions')} />
             ) : (
-              <Th key={column}>{t(columnTitles[column])}</Th>
+              <Th key={column} modifier="wrap">
+                {t(columnTitles[column])}
+              </Th>
             ),
           )}
         </Tr>
@@ -110,7 +115,7 @@ export function TemplateTable({ projectId, templates, hidden, base }: TemplateTa
               </Td>
               {shown.map((column) => (
                 <Fragment key={column}>
-                  <Td dataLabel={t(columnTitles[column])} isActionCell={column === 'actions'} modifier={column === 'name' ? 'nowrap' : undefined}>
+                  <Td dataLabel={t(columnTitles[column])} isActionCell={column === 'actions'}>
                     {cell(column, template)}
                   </Td>
                 </Fragment>
