@@ -27,7 +27,7 @@ export function ColumnSettings({ columns, titles, hidden, onChange }: ColumnSett
         {t('Columns')}
       </Button>
       <Modal variant="small" isOpen={open} onClose={() => setOpen(false)} aria-labelledby="column-settings-title">
-        <ModalHeader title={t('Column settings')} labelId="column-settings-title" description={t('Choose the columns this table shows.')} />
+        <ModalHeader title={t('Column settings')} labelId="column-settings-title" />
         <ModalBody>
           <Stack hasGutter>
             {columns.map((column) => (

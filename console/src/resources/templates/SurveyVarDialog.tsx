@@ -39,8 +39,8 @@ export function SurveyVarDialog({ variable, onSave, onClose }: SurveyVarDialogPr
       onSave={save}
       isSaving={false}
     >
-      <TextField id="survey-name" label={t('Name')} value={values.name} onChange={set('name')} error={errors.name && t(errors.name)} isRequired autoFocus helper={t('The variable the task receives, e.g. app_version.')} />
-      <TextField id="survey-title" label={t('Title')} value={values.title} onChange={set('title')} error={errors.title && t(errors.title)} isRequired helper={t('What the new task dialog asks.')} />
+      <TextField id="survey-name" label={t('Name')} value={values.name} onChange={set('name')} error={errors.name && t(errors.name)} isRequired autoFocus />
+      <TextField id="survey-title" label={t('Title')} value={values.title} onChange={set('title')} error={errors.title && t(errors.title)} isRequired />
       <TextField id="survey-description" label={t('Description')} value={values.description} onChange={set('description')} />
       <FormGroup label={t('Type')} fieldId="survey-type">
         <FormSelect id="survey-type" value={values.type} onChange={(_event, type) => set('type')(type as SurveyVar['type'])}>

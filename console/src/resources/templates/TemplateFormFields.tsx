@@ -99,7 +99,7 @@ export function TemplateFormFields({ values, set, errors, cronError, templateId 
 
       {values.type === 'build' && (
         <FormSection title={t('Build')} titleElement="h2">
-          <TextField id="template-start-version" label={t('Start version')} value={values.startVersion} onChange={(v) => set('startVersion', v)} error={err('startVersion')} isRequired placeholder="0.0.0" helper={t('The first build gets this version; each build after it counts up by 1.')} />
+          <TextField id="template-start-version" label={t('Start version')} value={values.startVersion} onChange={(v) => set('startVersion', v)} error={err('startVersion')} isRequired placeholder="0.0.0" helper={t('Each build counts up by 1.')} />
         </FormSection>
       )}
       {values.type === 'deploy' && (
@@ -110,7 +110,7 @@ export function TemplateFormFields({ values, set, errors, cronError, templateId 
       )}
 
       <FormSection title={t('Schedule')} titleElement="h2">
-        <TextField id="template-cron" label={t('Cron')} value={values.cron} onChange={(v) => set('cron', v)} error={cronError} placeholder="0 0 * * *" helper={t('Five fields: minute, hour, day of month, month, day of week. Empty: no schedule.')} />
+        <TextField id="template-cron" label={t('Cron')} value={values.cron} onChange={(v) => set('cron', v)} error={cronError} placeholder="0 0 * * *" helper={t('Empty: no schedule.')} />
         <FormGroup fieldId="template-cron-new-commit">
           <Switch id="template-cron-new-commit" label={t('Run only on a new commit of the repository')} isChecked={values.cronOnlyOnNewCommit} onChange={(_e, v) => set('cronOnlyOnNewCommit', v)} isDisabled={saving || !values.cron.trim()} />
         </FormGroup>

@@ -117,8 +117,8 @@ export function TemplateList({ viewId }: { viewId?: number }) {
           <EmptyStateBody>
             {viewId === undefined
               ? manage
-                ? t('A template says what to run: a playbook, Terraform code or a script from a repository. Create one with New template.')
-                : t('A template says what to run. Ask a project manager to create one.')
+                ? t('Create one with New template.')
+                : t('Ask a project manager to create one.')
               : t('Choose this view in a template’s settings to list it here.')}
           </EmptyStateBody>
         </EmptyState>

@@ -15,7 +15,7 @@ export function TemplateSchedules({ template }: { template: Template }) {
   const repositories = useNames(project.id, 'repositories');
   if (schedules.isPending) return <Spinner size="md" aria-label={t('Loading')} />;
   if (schedules.isError) return <p style={{ color: 'var(--pf-t--global--text--color--status--danger--default)' }}>{errorMessage(schedules.error)}</p>;
-  if (schedules.data.length === 0) return <p>{t('No schedule: the template runs only when started.')}</p>;
+  if (schedules.data.length === 0) return <p>{t('No schedule')}</p>;
   return (
     <Table aria-label={t('Schedules')} variant="compact" borders={false}>
       <Thead>

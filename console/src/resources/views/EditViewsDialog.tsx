@@ -1,5 +1,5 @@
 import { useState, type DragEvent } from 'react';
-import { Button, EmptyState, EmptyStateBody, Flex, FlexItem, FormGroup, TextInput } from '@patternfly/react-core';
+import { Button, EmptyState, Flex, FlexItem, FormGroup, TextInput } from '@patternfly/react-core';
 import ArrowDownIcon from '@patternfly/react-icons/dist/esm/icons/arrow-down-icon';
 import ArrowUpIcon from '@patternfly/react-icons/dist/esm/icons/arrow-up-icon';
 import GripVerticalIcon from '@patternfly/react-icons/dist/esm/icons/grip-vertical-icon';
@@ -57,9 +57,7 @@ export function EditViewsDialog({ projectId, views, onClose }: EditViewsDialogPr
       error={save.error ? errorMessage(save.error) : undefined}
     >
       {drafts.length === 0 && (
-        <EmptyState headingLevel="h3" titleText={t('No views')} variant="xs">
-          <EmptyStateBody>{t('Views group templates into tabs. Add one to start.')}</EmptyStateBody>
-        </EmptyState>
+        <EmptyState headingLevel="h3" titleText={t('No views')} variant="xs" />
       )}
       <ol className="bastion-views-list" aria-label={t('Views')}>
         {drafts.map((view, index) => {
