@@ -76,11 +76,11 @@ export function TemplateDetail({ templateId, viewId }: { templateId: number; vie
 
   return (
     <PageSection>
-      <Breadcrumb className="pf-v6-u-mb-md">
+      <Breadcrumb style={{ marginBottom: 'var(--pf-t--global--spacer--md)' }}>
         <BreadcrumbItem render={() => <Link to={list}>{t('Task Templates')}</Link>} />
         <BreadcrumbItem isActive>{tpl.name}</BreadcrumbItem>
       </Breadcrumb>
-      <Flex justifyContent={{ default: 'justifyContentSpaceBetween' }} alignItems={{ default: 'alignItemsCenter' }} className="pf-v6-u-mb-md">
+      <Flex justifyContent={{ default: 'justifyContentSpaceBetween' }} alignItems={{ default: 'alignItemsCenter' }} style={{ marginBottom: 'var(--pf-t--global--spacer--md)' }}>
         <Flex spaceItems={{ default: 'spaceItemsSm' }} alignItems={{ default: 'alignItemsCenter' }}>
           <FlexItem>
             <AppIcon app={tpl.app} />

@@ -113,12 +113,12 @@ function EditorForm({ existing, schedule, list, viewId }: EditorFormProps) {
 
   return (
     <PageSection>
-      <Breadcrumb className="pf-v6-u-mb-md">
+      <Breadcrumb style={{ marginBottom: 'var(--pf-t--global--spacer--md)' }}>
         <BreadcrumbItem render={() => <Link to={list}>{t('Task Templates')}</Link>} />
         {existing && <BreadcrumbItem render={() => <Link to={back}>{existing.name}</Link>} />}
         <BreadcrumbItem isActive>{existing ? t('Edit') : t('New template')}</BreadcrumbItem>
       </Breadcrumb>
-      <Title headingLevel="h1" className="pf-v6-u-mb-md">
+      <Title headingLevel="h1" style={{ marginBottom: 'var(--pf-t--global--spacer--md)' }}>
         {existing ? t('Edit template') : t('New template')}
       </Title>
       <Form onSubmit={submit} noValidate style={{ maxWidth: 960 }} aria-label={existing ? t('Edit template') : t('New template')}>

@@ -75,7 +75,7 @@ export function TemplateList({ viewId }: { viewId?: number }) {
 
   return (
     <PageSection>
-      <Flex justifyContent={{ default: 'justifyContentSpaceBetween' }} alignItems={{ default: 'alignItemsCenter' }} className="pf-v6-u-mb-md">
+      <Flex justifyContent={{ default: 'justifyContentSpaceBetween' }} alignItems={{ default: 'alignItemsCenter' }} style={{ marginBottom: 'var(--pf-t--global--spacer--md)' }}>
         <FlexItem>
           <Title headingLevel="h1">{t('Task Templates')}</Title>
         </FlexItem>
@@ -84,7 +84,7 @@ export function TemplateList({ viewId }: { viewId?: number }) {
           {manage && <NewTemplateMenu projectId={project.id} />}
         </Flex>
       </Flex>
-      <Flex alignItems={{ default: 'alignItemsCenter' }} flexWrap={{ default: 'nowrap' }} className="pf-v6-u-mb-md">
+      <Flex alignItems={{ default: 'alignItemsCenter' }} flexWrap={{ default: 'nowrap' }} style={{ marginBottom: 'var(--pf-t--global--spacer--md)' }}>
         <FlexItem grow={{ default: 'grow' }} style={{ minWidth: 0 }}>
           <Tabs activeKey={viewId ?? 'all'} onSelect={(_event, key) => selectTab(key)} aria-label={t('Views')} inset={{ default: 'insetNone' }}>
             {[
@@ -101,7 +101,7 @@ export function TemplateList({ viewId }: { viewId?: number }) {
           </FlexItem>
         )}
       </Flex>
-      {views.isError && <p style={{ color: 'var(--pf-t--global--text--color--status--danger--default)' }} className="pf-v6-u-mb-md">{errorMessage(views.error)}</p>}
+      {views.isError && <p style={{ color: 'var(--pf-t--global--text--color--status--danger--default)', marginBottom: 'var(--pf-t--global--spacer--md)' }}>{errorMessage(views.error)}</p>}
       {templates.isPending && (
         <Bullseye>
           <Spinner aria-label={t('Loading')} />
