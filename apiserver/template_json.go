@@ -33,6 +33,7 @@ type templateJSON struct {
 	BuildTemplateID         *int64          `json:"build_template_id"`
 	ViewID                  *int64          `json:"view_id"`
 	LastTask                *taskItemJSON   `json:"last_task"`
+	LastTaskID              *int64          `json:"last_task_id"` // null when the template never ran
 	Autorun                 bool            `json:"autorun"`
 	GitBranch               string          `json:"git_branch"`
 	SurveyVars              []surveyVarJSON `json:"survey_vars"`
@@ -290,6 +291,7 @@ func (t *templateRender) template(tpl *bastionv1.Template) templateJSON {
 		out.Tasks = st.count
 		last := v.item(st.last)
 		out.LastTask = &last
+		out.LastTaskID = &last.ID
 	}
 	return out
 }

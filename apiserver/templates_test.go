@@ -421,3 +421,28 @@ func TestTemplates_listsFollowChangesMadeOutsideTheAPI(t *testing.T) {
 		return len(items) == 1 && items[0].Status == "waiting_confirmation", fmt.Sprintf("tasks = %+v", items)
 	})
 }
+
+func TestTemplates_lastTaskIDIsNullUntilTheTemplateRunsThenNamesItsLastTask(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	tpl := p.createTemplate(t, "Numbered", nil)
+
+	got := p.rawJSON(t, fmt.Sprintf("/templates/%d", tpl.ID))
+	if v, ok := got["last_task_id"]; !ok || v != nil {
+		t.Fatalf("never run: last_task_id = %v (present %v), want null", v, ok)
+	}
+	first := p.startTask(t, map[string]any{"template_id": tpl.ID}).ID
+	second := p.startTask(t, map[string]any{"template_id": tpl.ID}).ID
+	if first == second {
+		t.Fatalf("two tasks share id %d", first)
+	}
+	got = p.rawJSON(t, fmt.Sprintf("/templates/%d", tpl.ID))
+	if got["last_task_id"] != float64(second) {
+		t.Errorf("read: last_task_id = %v, want %d", got["last_task_id"], second)
+	}
+	var listed []map[string]any
+	p.b.must("GET", p.path("/templates"), nil, http.StatusOK, &listed)
+	if len(listed) != 1 || listed[0]["last_task_id"] != float64(second) {
+		t.Errorf("list: %v, want last_task_id %d", listed, second)
+	}
+}

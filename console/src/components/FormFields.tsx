@@ -40,6 +40,7 @@ interface TextFieldProps {
   isDisabled?: boolean;
   type?: TextInputProps['type'];
   inputMode?: TextInputProps['inputMode'];
+  placeholder?: string;
   autoComplete?: string;
   autoFocus?: boolean;
   helper?: ReactNode;

@@ -1,6 +1,76 @@
-import { LaterScreen } from '../../app/LaterScreen';
+import { Navigate, Route, Routes, useLocation, useParams } from 'react-router-dom';
+import { Permission, useProjectAccess } from '../../app/permissions';
+import { TemplateDetail } from './TemplateDetail';
+import { TemplateEditor } from './TemplateEditor';
+import { TemplateList } from './TemplateList';
 
-// Placeholder: replaced by the console's part 2 and 3 (issues 8 and 9).
+/**
+ * The template screens (spec §2), mounted at both /project/{id}/templates/*
+ * and /project/{id}/views/*: the list, a template's detail and its editor,
+ * with or without a view. The id "new" goes to …/templates/new/edit.
+ */
 export function TemplateRoutes() {
-  return <LaterScreen />;
+  const inViews = /^\/project\/\d+\/views(\/|$)/.test(useLocation().pathname);
+  return inViews ? (
+    <Routes>
+      <Route path=":viewId/templates/*" element={<ViewTemplateRoutes />} />
+      <Route path="*" element={<ToList />} />
+    </Routes>
+  ) : (
+    <TemplatePages />
+  );
+}
+
+function ViewTemplateRoutes() {
+  const viewId = Number(useParams().viewId);
+  if (!Number.isInteger(viewId) || viewId <= 0) return <ToList />;
+  return <TemplatePages viewId={viewId} />;
+}
+
+/** The routes under …/templates, the same with or without a view. */
+function TemplatePages({ viewId }: { viewId?: number }) {
+  return (
+    <Routes>
+      <Route index element={<TemplateList key={viewId ?? 'all'} viewId={viewId} />} />
+      <Route path="new" element={<NewTemplate />} />
+      <Route path="new/edit" element={<Editor />} />
+      <Route path=":templateId" element={<Detail viewId={viewId} />} />
+      <Route path=":templateId/edit" element={<Editor viewId={viewId} />} />
+      <Route path="*" element={<ToList />} />
+    </Routes>
+  );
+}
+
+function ToList() {
+  const { project } = useProjectAccess();
+  return <Navigate to={`/project/${project.id}/templates`} replace />;
+}
+
+/** /templates/new and …/views/{vid}/templates/new go to /templates/new/edit (spec §2). */
+function NewTemplate() {
+  const { project } = useProjectAccess();
+  return <Navigate to={`/project/${project.id}/templates/new/edit${useLocation().search}`} replace />;
+}
+
+function templateIdOf(param: string | undefined): number | undefined {
+  const id = Number(param);
+  return Number.isInteger(id) && id > 0 ? id : undefined;
+}
+
+function Detail({ viewId }: { viewId?: number }) {
+  const templateId = templateIdOf(useParams().templateId);
+  if (templateId === undefined) return <ToList />;
+  return <TemplateDetail key={templateId} templateId={templateId} viewId={viewId} />;
+}
+
+/** The editor needs manageProjectResources (spec §6); others see the template. */
+function Editor({ viewId }: { viewId?: number }) {
+  const { project, can } = useProjectAccess();
+  const param = useParams().templateId;
+  const templateId = templateIdOf(param);
+  if (param !== undefined && templateId === undefined) return <ToList />;
+  if (!can(Permission.manageProjectResources)) {
+    return <Navigate to={templateId ? `/project/${project.id}/templates/${templateId}` : `/project/${project.id}/templates`} replace />;
+  }
+  return <TemplateEditor key={templateId ?? 'new'} templateId={templateId} viewId={viewId} />;
 }

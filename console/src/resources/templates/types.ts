@@ -37,5 +37,30 @@ export interface Template {
   allow_override_args_in_task: boolean;
   suppress_success_alerts: boolean;
   last_task: Task | null;
+  /** The last task's id (spec §3); older servers leave it out: use last_task. */
+  last_task_id?: number | null;
   tasks?: number;
+}
+
+/** A schedule of a template (api-contract.md). */
+export interface Schedule {
+  id: number;
+  project_id: number;
+  template_id: number;
+  cron_format: string;
+  name: string;
+  active: boolean;
+  /** Set when the schedule runs only on a new commit of this repository. */
+  repository_id: number | null;
+}
+
+/** A kind of template the server can run (GET /apps), by priority. */
+export interface App {
+  id: string;
+  active: boolean;
+  priority: number;
+  title: string;
+  icon: string;
+  color: string;
+  dark_color: string;
 }
