@@ -14,6 +14,14 @@ export async function copyText(text: string, clipboard: Clipboard | undefined = 
     await clipboard.writeText(text);
     return { ok: true };
   } catch (error) {
-    return { ok: false, reason: error instanceof Error && error.message ? error.message : String(error) };
+    return { ok: false, reason: reasonOf(error) };
   }
+}
+
+// A refusal is a DOMException, which is not an Error in every engine.
+function reasonOf(error: unknown): string {
+  if (error && typeof error === 'object' && 'message' in error && typeof error.message === 'string' && error.message) {
+    return error.message;
+  }
+  return String(error);
 }
