@@ -1,5 +1,16 @@
+import { useEffect, useState } from 'react';
+import { FormGroup, FormSelect, FormSelectOption, TextArea } from '@patternfly/react-core';
+import { useTranslation } from 'react-i18next';
+import { useSearchParams } from 'react-router-dom';
+import { errorMessage } from '../../api/errors';
+import { FormDialog } from '../../components/FormDialog';
+import { CheckboxField, FieldError, TextField } from '../../components/FormFields';
+import { useLazyValidation } from '../../components/useLazyValidation';
 import type { Template } from '../templates/types';
+import { useTaskAction } from './taskAction';
 import type { Task } from './types';
+import { useBuildTasks, useStartTask, type NewTask } from './useTasks';
+import { surveyAnswers, surveyEnvironment, surveyField, validateNewTask, type NewTaskValues } from './validation';
 
 export interface NewTaskDialogProps {
   template: Template;
@@ -8,8 +19,146 @@ export interface NewTaskDialogProps {
   onClose(): void;
 }
 
-// Placeholder (issue 8): the new task dialog (spec §4, §5). On success it
-// opens the new task's log (the `t` query parameter) and calls onClose.
-export function NewTaskDialog(_props: NewTaskDialogProps) {
-  return null;
+function initialValues(rerunOf?: Task): NewTaskValues {
+  return {
+    buildTaskId: rerunOf?.build_task_id ? String(rerunOf.build_task_id) : '',
+    survey: surveyAnswers(rerunOf?.environment),
+    message: rerunOf?.message ?? '',
+    debug: rerunOf?.debug ?? false,
+    dryRun: rerunOf?.dry_run ?? false,
+    diff: rerunOf?.diff ?? false,
+    arguments: rerunOf?.arguments && rerunOf.arguments !== '[]' ? rerunOf.arguments : '',
+    branch: rerunOf?.git_branch ?? '',
+  };
+}
+
+/** How a build reads in the version list: its version, else its number, and its note. */
+function buildLabel(task: Task): string {
+  const name = task.version || `#${task.id}`;
+  return task.message ? `${name} — ${task.message}` : name;
+}
+
+/**
+ * The new task dialog (spec §4, §5): a deploy picks one of its build
+ * template's successful builds (the newest first, selected by default),
+ * the survey is filled in, and run options set. On success the new task's
+ * log opens (the `t` query parameter).
+ */
+export function NewTaskDialog({ template, rerunOf, onClose }: NewTaskDialogProps) {
+  const { t } = useTranslation('tasks');
+  const [, setSearchParams] = useSearchParams();
+  const start = useStartTask(template.project_id);
+  const isDeploy = template.type === 'deploy';
+  const builds = useBuildTasks(template.project_id, isDeploy ? template.build_template_id : null);
+  const [values, setValues] = useState<NewTaskValues>(() => initialValues(rerunOf));
+  const say = (key: string, vars?: Record<string, string>) => t(key, vars);
+  const { errors, check } = useLazyValidation(values, (v) => validateNewTask(v, template, say));
+  const set = <K extends keyof NewTaskValues>(key: K, value: NewTaskValues[K]) => setValues((v) => ({ ...v, [key]: value }));
+
+  // The newest successful build is the default version (spec §4).
+  const firstBuild = builds.data?.[0]?.id;
+  useEffect(() => {
+    if (firstBuild !== undefined) setValues((v) => (v.buildTaskId ? v : { ...v, buildTaskId: String(firstBuild) }));
+  }, [firstBuild]);
+
+  const onSave = () => {
+    if (!check()) return;
+    const task: NewTask = {
+      template_id: template.id,
+      message: values.message.trim(),
+      environment: surveyEnvironment(template, values.survey),
+      debug: values.debug,
+      dry_run: values.dryRun,
+      diff: values.diff,
+    };
+    if (isDeploy) task.build_task_id = Number(values.buildTaskId);
+    if (template.allow_override_args_in_task && values.arguments.trim()) task.arguments = values.arguments.trim();
+    if (values.branch.trim()) task.git_branch = values.branch.trim();
+    start.mutate(task, {
+      onSuccess: (created) => {
+        onClose();
+        setSearchParams((params) => {
+          params.set('t', String(created.id));
+          return params;
+        });
+      },
+    });
+  };
+
+  const action = useTaskAction()(template.type, !!rerunOf);
+  const failure = start.error ?? builds.error;
+  return (
+    <FormDialog
+      title={t('{{action}} {{template}}', { action, template: template.name })}
+      saveLabel={action}
+      isOpen
+      onClose={onClose}
+      onSave={onSave}
+      isSaving={start.isPending}
+      error={failure ? errorMessage(failure) : undefined}
+      maxWidth={640}
+    >
+      {isDeploy && (
+        <FormGroup label={t('Build version')} fieldId="task-build" isRequired>
+          <FormSelect
+            id="task-build"
+            value={values.buildTaskId}
+            onChange={(_event, id) => set('buildTaskId', id)}
+            validated={errors.buildTaskId ? 'error' : 'default'}
+            isDisabled={start.isPending || builds.isPending}
+            aria-label={t('Build version')}
+          >
+            <FormSelectOption
+              value=""
+              label={builds.isPending ? t('Loading builds…') : builds.data?.length ? t('Select a build') : t('No successful builds')}
+              isPlaceholder
+            />
+            {builds.data?.map((build) => (
+              <FormSelectOption key={build.id} value={String(build.id)} label={buildLabel(build)} />
+            ))}
+          </FormSelect>
+          <FieldError error={errors.buildTaskId} />
+        </FormGroup>
+      )}
+      {(template.survey_vars ?? []).map((variable) => (
+        <TextField
+          key={variable.name}
+          id={`task-survey-${variable.name}`}
+          label={variable.title || variable.name}
+          value={values.survey[variable.name] ?? ''}
+          onChange={(value) => set('survey', { ...values.survey, [variable.name]: value })}
+          error={errors[surveyField(variable)]}
+          isRequired={variable.required}
+          inputMode={variable.type === 'int' ? 'numeric' : undefined}
+          helper={variable.description || undefined}
+        />
+      ))}
+      <TextField id="task-message" label={t('Message')} value={values.message} onChange={(v) => set('message', v)} />
+      {template.allow_override_args_in_task && (
+        <FormGroup label={t('Arguments')} fieldId="task-arguments">
+          <TextArea
+            id="task-arguments"
+            value={values.arguments}
+            onChange={(_event, v) => set('arguments', v)}
+            placeholder='["--tags", "web"]'
+            validated={errors.arguments ? 'error' : 'default'}
+            isDisabled={start.isPending}
+            resizeOrientation="vertical"
+            style={{ fontFamily: 'var(--pf-t--global--font--family--mono)' }}
+          />
+          <FieldError error={errors.arguments} />
+        </FormGroup>
+      )}
+      <TextField
+        id="task-branch"
+        label={t('Branch')}
+        value={values.branch}
+        onChange={(v) => set('branch', v)}
+        helper={t('Leave empty to use the branch of the template or its repository.')}
+      />
+      <CheckboxField id="task-debug" label={t('Debug')} checked={values.debug} onChange={(v) => set('debug', v)} />
+      <CheckboxField id="task-dry-run" label={t('Dry run')} checked={values.dryRun} onChange={(v) => set('dryRun', v)} />
+      <CheckboxField id="task-diff" label={t('Diff')} checked={values.diff} onChange={(v) => set('diff', v)} />
+    </FormDialog>
+  );
 }
