@@ -3,8 +3,13 @@
 // screenshots of the list, the detail and its dialogs in both themes.
 import { createHmac } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { expect, test, type APIRequestContext, type Page, type TestInfo } from '@playwright/test';
+import { expect as baseExpect, test, type APIRequestContext, type Page, type TestInfo } from '@playwright/test';
 import { addMember, admin, apiAs, createProject, createUser, screenshot, unique, useSession } from './helpers';
+
+// Six agents share two cores here: a first page load can take most of the
+// default 30 s, so these waits get a minute, and the longer tests more time.
+const expect = baseExpect.configure({ timeout: 60_000 });
+test.describe.configure({ timeout: 360_000 });
 
 const themes = ['light', 'dark'] as const;
 const aliasPattern = /\/api\/integrations\/[A-Za-z0-9_-]{16,}$/;
@@ -17,9 +22,15 @@ async function created<T>(res: Awaited<ReturnType<APIRequestContext['post']>>): 
 /** A demo project: its templates run without the internet. */
 async function demoProject(api: APIRequestContext, name: string) {
   const project = await created<{ id: number; name: string }>(await api.post('/api/projects', { data: { name, demo: true } }));
-  const templates = (await (await api.get(`/api/project/${project.id}/templates`)).json()) as { id: number; name: string; app: string }[];
-  const bash = templates.find((t) => t.app === 'bash');
-  expect(bash, JSON.stringify(templates)).toBeDefined();
+  // The demo's templates are restored one by one: wait for the bash one.
+  let bash: { id: number; name: string; app: string } | undefined;
+  await expect
+    .poll(async () => {
+      const templates = (await (await api.get(`/api/project/${project.id}/templates`)).json()) as { id: number; name: string; app: string }[];
+      bash = templates.find((t) => t.app === 'bash');
+      return bash?.app;
+    })
+    .toBe('bash');
   return { project, template: bash! };
 }
 

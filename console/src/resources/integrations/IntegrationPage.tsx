@@ -62,7 +62,7 @@ function IntegrationDetail({ integration }: { integration: Integration }) {
   const [editing, setEditing] = useState(false);
   return (
     <>
-      <Flex justifyContent={{ default: 'justifyContentSpaceBetween' }} alignItems={{ default: 'alignItemsCenter' }} className="pf-v6-u-mb-md">
+      <Flex justifyContent={{ default: 'justifyContentSpaceBetween' }} alignItems={{ default: 'alignItemsCenter' }} className="pf-v6-u-mb-lg">
         <Title headingLevel="h1">{integration.name}</Title>
         {manage && (
           <Button variant="secondary" onClick={() => setEditing(true)}>
@@ -72,7 +72,7 @@ function IntegrationDetail({ integration }: { integration: Integration }) {
       </Flex>
       <AliasList integrationId={integration.id} />
       <SearchableCheckbox integration={integration} />
-      <Divider className="pf-v6-u-mt-md" />
+      <Divider className="pf-v6-u-mt-lg" />
       <ExtractValuesSection integrationId={integration.id} />
       <MatchersSection integrationId={integration.id} />
       <Loading>{editing && <IntegrationDialog integration={integration} onClose={() => setEditing(false)} />}</Loading>

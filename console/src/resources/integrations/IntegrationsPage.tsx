@@ -38,10 +38,10 @@ export function IntegrationsPage() {
           </Button>
         )}
       </Flex>
-      <div className="pf-v6-u-my-md">
+      <div className="pf-v6-u-my-lg">
         <AliasList />
       </div>
-      <Divider className="pf-v6-u-mb-md" />
+      <Divider className="pf-v6-u-mb-lg" />
       {integrations.isPending && (
         <Bullseye>
           <Spinner aria-label={t('Loading')} />

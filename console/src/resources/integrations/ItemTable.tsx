@@ -59,7 +59,9 @@ export function ItemTable<T extends { id: number; name: string }>(props: ItemTab
           <Thead>
             <Tr>
               {columns.map((c) => (
-                <Th key={c.title}>{c.title}</Th>
+                <Th key={c.title} modifier="wrap">
+                  {c.title}
+                </Th>
               ))}
               <Th screenReaderText={t('Actions')} />
             </Tr>
