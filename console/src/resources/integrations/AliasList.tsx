@@ -2,6 +2,7 @@ import { Button, Content, Flex, FlexItem, Title } from '@patternfly/react-core';
 import CopyIcon from '@patternfly/react-icons/dist/esm/icons/copy-icon';
 import TrashIcon from '@patternfly/react-icons/dist/esm/icons/trash-icon';
 import { useTranslation } from 'react-i18next';
+import './integrations.css';
 import { errorMessage } from '../../api/errors';
 import { useNotify } from '../../app/Notifications';
 import { Permission, useProjectAccess } from '../../app/permissions';
@@ -31,30 +32,30 @@ export function AliasList({ integrationId }: AliasListProps) {
 
   return (
     <section aria-labelledby={`aliases-${integrationId ?? 'project'}`}>
-      <Title headingLevel="h2" size="lg" id={`aliases-${integrationId ?? 'project'}`}>
+      <Title headingLevel="h2" size="lg" id={`aliases-${integrationId ?? 'project'}`} className="bastion-integrations__heading">
         {integrationId ? t('Aliases') : t('Project aliases')}
       </Title>
-      <Content component="p" className="pf-v6-u-color-200 pf-v6-u-mb-sm">
+      <Content component="p" className="bastion-integrations__muted">
         {integrationId
           ? t('Requests to these URLs reach this integration.')
           : t('Requests to these URLs reach every integration available by project alias.')}
       </Content>
       {aliases.isError && (
-        <Content component="p" className="pf-v6-u-danger-color-100" role="alert">
+        <Content component="p" className="bastion-integrations__danger" role="alert">
           {t('The aliases could not be loaded: {{reason}}', { reason: errorMessage(aliases.error) })}
         </Content>
       )}
       {aliases.data?.length === 0 && (
-        <Content component="p" className="pf-v6-u-color-200">
+        <Content component="p" className="bastion-integrations__muted">
           {t('No aliases yet.')}
         </Content>
       )}
-      <ul aria-label={t('Aliases')} style={{ listStyle: 'none', padding: 0, margin: 0 }}>
+      <ul aria-label={t('Aliases')} className="bastion-integrations__aliases">
         {aliases.data?.map((alias) => (
           <li key={alias.id}>
             <Flex alignItems={{ default: 'alignItemsCenter' }} flexWrap={{ default: 'nowrap' }} gap={{ default: 'gapSm' }}>
               <FlexItem flex={{ default: 'flex_1' }} style={{ minWidth: 0 }}>
-                <code style={{ overflowWrap: 'anywhere' }}>{alias.url}</code>
+                <code>{alias.url}</code>
               </FlexItem>
               <Button
                 variant="plain"
@@ -80,7 +81,6 @@ export function AliasList({ integrationId }: AliasListProps) {
       {(manage || loading) && (
         <Button
           variant="secondary"
-          className="pf-v6-u-mt-sm"
           isDisabled={loading || !manage}
           isLoading={add.isPending}
           onClick={() => add.mutate(undefined, { onError: notify.error })}

@@ -31,8 +31,8 @@ export function ExtractValuesSection({ integrationId }: { integrationId: number 
           { title: t('Name'), cell: (v) => v.name },
           { title: t('Value source'), cell: (v) => t(labelOf(sources, v.value_source)) },
           { title: t('Body data type'), cell: (v) => (v.body_data_type ? t(labelOf(bodyDataTypes, v.body_data_type)) : t('N/A')) },
-          { title: t('Key'), cell: (v) => <code>{v.key}</code> },
-          { title: t('Environment variable'), cell: (v) => <code>{v.variable}</code> },
+          { title: t('Key'), cell: (v) => <code>{v.key}</code>, code: true },
+          { title: t('Environment variable'), cell: (v) => <code>{v.variable}</code>, code: true },
         ]}
       />
       <Loading>
@@ -68,8 +68,8 @@ export function MatchersSection({ integrationId }: { integrationId: number }) {
           { title: t('Match type'), cell: (m) => t(labelOf(sources, m.match_type)) },
           { title: t('Method'), cell: (m) => t(labelOf(matchMethods, m.method)) },
           { title: t('Body data type'), cell: (m) => (m.body_data_type ? t(labelOf(bodyDataTypes, m.body_data_type)) : t('N/A')) },
-          { title: t('Key'), cell: (m) => <code>{m.key}</code> },
-          { title: t('Value'), cell: (m) => <code>{m.value}</code> },
+          { title: t('Key'), cell: (m) => <code>{m.key}</code>, code: true },
+          { title: t('Value'), cell: (m) => <code>{m.value}</code>, code: true },
         ]}
       />
       <Loading>

@@ -5,7 +5,6 @@ import {
   Bullseye,
   Button,
   Checkbox,
-  Divider,
   EmptyState,
   EmptyStateBody,
   Flex,
@@ -13,6 +12,7 @@ import {
   Spinner,
   Title,
 } from '@patternfly/react-core';
+import './integrations.css';
 import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-circle-icon';
 import { useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router-dom';
@@ -36,7 +36,7 @@ export function IntegrationPage() {
 
   return (
     <PageSection>
-      <Breadcrumb className="pf-v6-u-mb-md">
+      <Breadcrumb className="bastion-integrations__heading">
         <BreadcrumbItem render={({ className }) => <Link className={className} to={listPath}>{t('Integrations')}</Link>} />
         <BreadcrumbItem isActive>{integration.data?.name ?? `#${integrationId}`}</BreadcrumbItem>
       </Breadcrumb>
@@ -62,7 +62,7 @@ function IntegrationDetail({ integration }: { integration: Integration }) {
   const [editing, setEditing] = useState(false);
   return (
     <>
-      <Flex justifyContent={{ default: 'justifyContentSpaceBetween' }} alignItems={{ default: 'alignItemsCenter' }} className="pf-v6-u-mb-lg">
+      <Flex justifyContent={{ default: 'justifyContentSpaceBetween' }} alignItems={{ default: 'alignItemsCenter' }}>
         <Title headingLevel="h1">{integration.name}</Title>
         {manage && (
           <Button variant="secondary" onClick={() => setEditing(true)}>
@@ -70,9 +70,10 @@ function IntegrationDetail({ integration }: { integration: Integration }) {
           </Button>
         )}
       </Flex>
-      <AliasList integrationId={integration.id} />
-      <SearchableCheckbox integration={integration} />
-      <Divider className="pf-v6-u-mt-lg" />
+      <div className="bastion-integrations__section">
+        <AliasList integrationId={integration.id} />
+        <SearchableCheckbox integration={integration} />
+      </div>
       <ExtractValuesSection integrationId={integration.id} />
       <MatchersSection integrationId={integration.id} />
       <Loading>{editing && <IntegrationDialog integration={integration} onClose={() => setEditing(false)} />}</Loading>
@@ -89,7 +90,7 @@ function SearchableCheckbox({ integration }: { integration: Integration }) {
   return (
     <Checkbox
       id="integration-searchable"
-      className="pf-v6-u-mt-md"
+      className="bastion-integrations__searchable"
       label={t('Available by project and global alias')}
       description={t('Requests to the project aliases on the Integrations page reach this integration too.')}
       isChecked={save.isPending ? save.variables.searchable : integration.searchable}

@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { Bullseye, Button, Divider, EmptyState, EmptyStateBody, Flex, PageSection, Spinner, Title } from '@patternfly/react-core';
+import { Bullseye, Button, EmptyState, EmptyStateBody, Flex, PageSection, Spinner, Title } from '@patternfly/react-core';
+import './integrations.css';
 import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-circle-icon';
 import PencilAltIcon from '@patternfly/react-icons/dist/esm/icons/pencil-alt-icon';
 import PluggedIcon from '@patternfly/react-icons/dist/esm/icons/plugged-icon';
@@ -38,70 +39,71 @@ export function IntegrationsPage() {
           </Button>
         )}
       </Flex>
-      <div className="pf-v6-u-my-lg">
+      <div className="bastion-integrations__section">
         <AliasList />
       </div>
-      <Divider className="pf-v6-u-mb-lg" />
-      {integrations.isPending && (
-        <Bullseye>
-          <Spinner aria-label={t('Loading')} />
-        </Bullseye>
-      )}
-      {integrations.isError && (
-        <EmptyState headingLevel="h2" titleText={t('The integrations could not be loaded')} icon={ExclamationCircleIcon} status="danger">
-          <EmptyStateBody>{errorMessage(integrations.error)}</EmptyStateBody>
-        </EmptyState>
-      )}
-      {integrations.data?.length === 0 && (
-        <EmptyState headingLevel="h2" titleText={t('No integrations yet')} icon={PluggedIcon}>
-          <EmptyStateBody>{t('An integration starts a template when another system calls its URL, for example on a git push.')}</EmptyStateBody>
-        </EmptyState>
-      )}
-      {!!integrations.data?.length && (
-        <Table aria-label={t('Integrations')} variant="compact">
-          <Thead>
-            <Tr>
-              <Th>{t('Name')}</Th>
-              <Th>{t('Template')}</Th>
-              <Th screenReaderText={t('Actions')} />
-            </Tr>
-          </Thead>
-          <Tbody>
-            {integrations.data.map((integration) => (
-              <Tr key={integration.id}>
-                <Td dataLabel={t('Name')}>
-                  <Link to={`/project/${project.id}/integration/${integration.id}`}>{integration.name}</Link>
-                </Td>
-                <Td dataLabel={t('Template')}>
-                  {integration.template_id ? (
-                    <Link to={`/project/${project.id}/templates/${integration.template_id}`}>{templateName(integration.template_id)}</Link>
-                  ) : (
-                    '—'
-                  )}
-                </Td>
-                <Td isActionCell>
-                  {manage && (
-                    <Flex flexWrap={{ default: 'nowrap' }} gap={{ default: 'gapNone' }} justifyContent={{ default: 'justifyContentFlexEnd' }}>
-                      <Button
-                        variant="plain"
-                        icon={<PencilAltIcon />}
-                        aria-label={t('Edit {{name}}', { name: integration.name })}
-                        onClick={() => setEditing(integration)}
-                      />
-                      <Button
-                        variant="plain"
-                        icon={<TrashIcon />}
-                        aria-label={t('Delete {{name}}', { name: integration.name })}
-                        onClick={() => setDeleting(integration)}
-                      />
-                    </Flex>
-                  )}
-                </Td>
+      <div className="bastion-integrations__section">
+        {integrations.isPending && (
+          <Bullseye>
+            <Spinner aria-label={t('Loading')} />
+          </Bullseye>
+        )}
+        {integrations.isError && (
+          <EmptyState headingLevel="h2" titleText={t('The integrations could not be loaded')} icon={ExclamationCircleIcon} status="danger">
+            <EmptyStateBody>{errorMessage(integrations.error)}</EmptyStateBody>
+          </EmptyState>
+        )}
+        {integrations.data?.length === 0 && (
+          <EmptyState headingLevel="h2" titleText={t('No integrations yet')} icon={PluggedIcon}>
+            <EmptyStateBody>{t('An integration starts a template when another system calls its URL, for example on a git push.')}</EmptyStateBody>
+          </EmptyState>
+        )}
+        {!!integrations.data?.length && (
+          <Table aria-label={t('Integrations')} variant="compact">
+            <Thead>
+              <Tr>
+                <Th>{t('Name')}</Th>
+                <Th>{t('Template')}</Th>
+                <Th screenReaderText={t('Actions')} />
               </Tr>
-            ))}
-          </Tbody>
-        </Table>
-      )}
+            </Thead>
+            <Tbody>
+              {integrations.data.map((integration) => (
+                <Tr key={integration.id}>
+                  <Td dataLabel={t('Name')}>
+                    <Link to={`/project/${project.id}/integration/${integration.id}`}>{integration.name}</Link>
+                  </Td>
+                  <Td dataLabel={t('Template')}>
+                    {integration.template_id ? (
+                      <Link to={`/project/${project.id}/templates/${integration.template_id}`}>{templateName(integration.template_id)}</Link>
+                    ) : (
+                      '—'
+                    )}
+                  </Td>
+                  <Td isActionCell>
+                    {manage && (
+                      <Flex flexWrap={{ default: 'nowrap' }} gap={{ default: 'gapNone' }} justifyContent={{ default: 'justifyContentFlexEnd' }}>
+                        <Button
+                          variant="plain"
+                          icon={<PencilAltIcon />}
+                          aria-label={t('Edit {{name}}', { name: integration.name })}
+                          onClick={() => setEditing(integration)}
+                        />
+                        <Button
+                          variant="plain"
+                          icon={<TrashIcon />}
+                          aria-label={t('Delete {{name}}', { name: integration.name })}
+                          onClick={() => setDeleting(integration)}
+                        />
+                      </Flex>
+                    )}
+                  </Td>
+                </Tr>
+              ))}
+            </Tbody>
+          </Table>
+        )}
+      </div>
       <Loading>
         {editing !== undefined && <IntegrationDialog integration={editing ?? undefined} onClose={() => setEditing(undefined)} />}
       </Loading>

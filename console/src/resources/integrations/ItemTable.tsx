@@ -4,11 +4,14 @@ import PencilAltIcon from '@patternfly/react-icons/dist/esm/icons/pencil-alt-ico
 import TrashIcon from '@patternfly/react-icons/dist/esm/icons/trash-icon';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { useTranslation } from 'react-i18next';
+import './integrations.css';
 import { errorMessage } from '../../api/errors';
 
 export interface ItemColumn<T> {
   title: string;
   cell(item: T): ReactNode;
+  /** Code (keys, values, variables) may break anywhere; words only between words. */
+  code?: boolean;
 }
 
 interface ItemTableProps<T extends { id: number; name: string }> {
@@ -33,8 +36,8 @@ export function ItemTable<T extends { id: number; name: string }>(props: ItemTab
   const { t } = useTranslation('integrations');
   const { title, newLabel, emptyText, columns, items, error } = props;
   return (
-    <section aria-label={title} className="pf-v6-u-mt-lg">
-      <Flex justifyContent={{ default: 'justifyContentSpaceBetween' }} alignItems={{ default: 'alignItemsCenter' }} className="pf-v6-u-mb-sm">
+    <section aria-label={title} className="bastion-integrations__section">
+      <Flex justifyContent={{ default: 'justifyContentSpaceBetween' }} alignItems={{ default: 'alignItemsCenter' }} className="bastion-integrations__heading">
         <Title headingLevel="h2" size="lg">
           {title}
         </Title>
@@ -43,7 +46,7 @@ export function ItemTable<T extends { id: number; name: string }>(props: ItemTab
         </Button>
       </Flex>
       {error ? (
-        <Content component="p" className="pf-v6-u-danger-color-100" role="alert">
+        <Content component="p" className="bastion-integrations__danger" role="alert">
           {errorMessage(error)}
         </Content>
       ) : items === undefined ? (
@@ -51,7 +54,7 @@ export function ItemTable<T extends { id: number; name: string }>(props: ItemTab
           <Spinner size="lg" aria-label={t('Loading')} />
         </Bullseye>
       ) : items.length === 0 ? (
-        <Content component="p" className="pf-v6-u-color-200">
+        <Content component="p" className="bastion-integrations__muted">
           {emptyText}
         </Content>
       ) : (
@@ -70,7 +73,7 @@ export function ItemTable<T extends { id: number; name: string }>(props: ItemTab
             {items.map((item) => (
               <Tr key={item.id}>
                 {columns.map((c) => (
-                  <Td key={c.title} dataLabel={c.title} modifier="breakWord">
+                  <Td key={c.title} dataLabel={c.title} modifier={c.code ? 'breakWord' : 'wrap'}>
                     {c.cell(item)}
                   </Td>
                 ))}
