@@ -102,7 +102,10 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 		failErr(w, r, err)
 		return
 	}
-	respond(w, http.StatusOK, v.task(taskOf(r).entry()))
+	// The list shape (api-contract.md), a superset of the task's: the log
+	// shows the author's name and the template's, which the task alone
+	// names only by id.
+	respond(w, http.StatusOK, v.item(taskOf(r).entry()))
 }
 
 // liveTask is the path's Task object, or a conflict naming the status of

@@ -128,6 +128,10 @@ func TestTasks_startListGetStopConfirmAndDelete(t *testing.T) {
 	if one.ID != started.ID || one.Message != "first run" || one.Status != "starting" {
 		t.Errorf("GET task = %+v", one)
 	}
+	// One task answers in the list shape: the log names its author and template.
+	if one.UserName == nil || *one.UserName != p.owner.Spec.Name || one.TplAlias != "Site" || one.TplApp != "ansible" {
+		t.Errorf("GET task lacks the list fields: user_name %v, tpl_alias %q, tpl_app %q", one.UserName, one.TplAlias, one.TplApp)
+	}
 
 	// Confirm is for a task that waits for it.
 	code, data := p.b.call("POST", p.path("/tasks/%d/confirm", started.ID), nil)

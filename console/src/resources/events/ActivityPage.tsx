@@ -1,17 +1,26 @@
-import { Bullseye, EmptyState, EmptyStateBody, PageSection, Spinner, Title } from '@patternfly/react-core';
+import { useState } from 'react';
+import { Bullseye, EmptyState, EmptyStateBody, PageSection, Pagination, Spinner, Title } from '@patternfly/react-core';
 import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-circle-icon';
+import ListIcon from '@patternfly/react-icons/dist/esm/icons/list-icon';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { useTranslation } from 'react-i18next';
 import { errorMessage } from '../../api/errors';
 import { useProjectAccess } from '../../app/permissions';
-import { relativeTime } from '../../app/relativeTime';
+import { ago, dateTime } from '../tasks/dates';
 import { useProjectEvents } from './useEvents';
 
-/** /project/{id}/activity (spec §2): the project's event list. */
+/** Dashboards page at 20 rows (spec §2, §9). */
+export const EVENTS_PER_PAGE = 20;
+
+/** /project/{id}/activity (spec §2): the project's event list, 20 rows per page. */
 export function ActivityPage() {
-  const { t, i18n } = useTranslation();
+  const { t, i18n } = useTranslation('events');
   const { project } = useProjectAccess();
   const events = useProjectEvents(project.id);
+  const [page, setPage] = useState(1);
+  const all = events.data ?? [];
+  const current = Math.min(page, Math.max(1, Math.ceil(all.length / EVENTS_PER_PAGE)));
+  const rows = all.slice((current - 1) * EVENTS_PER_PAGE, current * EVENTS_PER_PAGE);
   return (
     <PageSection>
       <Title headingLevel="h1" className="pf-v6-u-mb-md">
@@ -27,29 +36,49 @@ export function ActivityPage() {
           <EmptyStateBody>{errorMessage(events.error)}</EmptyStateBody>
         </EmptyState>
       )}
-      {events.data && (
-        <Table aria-label={t('Activity')} variant="compact">
-          <Thead>
-            <Tr>
-              <Th>{t('Time')}</Th>
-              <Th>{t('User')}</Th>
-              <Th>{t('Description')}</Th>
-            </Tr>
-          </Thead>
-          <Tbody>
-            {events.data.map((event, index) => (
-              <Tr key={`${event.created}-${index}`}>
-                <Td dataLabel={t('Time')}>
-                  <time dateTime={event.created} title={new Date(event.created).toLocaleString(i18n.language.replace('_', '-'))}>
-                    {relativeTime(event.created, i18n.language)}
-                  </time>
-                </Td>
-                <Td dataLabel={t('User')}>{event.username || '—'}</Td>
-                <Td dataLabel={t('Description')}>{event.description}</Td>
+      {events.data && all.length === 0 && (
+        <EmptyState headingLevel="h2" titleText={t('No activity yet')} icon={ListIcon}>
+          <EmptyStateBody>{t('Changes to the project and its tasks are listed here.')}</EmptyStateBody>
+        </EmptyState>
+      )}
+      {events.data && all.length > 0 && (
+        <>
+          <Pagination
+            itemCount={all.length}
+            perPage={EVENTS_PER_PAGE}
+            perPageOptions={[{ title: String(EVENTS_PER_PAGE), value: EVENTS_PER_PAGE }]}
+            page={current}
+            onSetPage={(_event, next) => setPage(next)}
+            isCompact
+            titles={{ paginationAriaLabel: t('Activity pages') }}
+          />
+          <Table aria-label={t('Activity')} variant="compact">
+            <Thead>
+              <Tr>
+                <Th>{t('Time')}</Th>
+                <Th>{t('User')}</Th>
+                <Th>{t('Description')}</Th>
               </Tr>
-            ))}
-          </Tbody>
-        </Table>
+            </Thead>
+            <Tbody>
+              {rows.map((event, index) => (
+                <Tr key={`${event.created}-${current}-${index}`}>
+                  <Td dataLabel={t('Time')}>
+                    {event.created ? (
+                      <time dateTime={event.created} title={dateTime(event.created, i18n.language)}>
+                        {ago(event.created, i18n.language)}
+                      </time>
+                    ) : (
+                      '—'
+                    )}
+                  </Td>
+                  <Td dataLabel={t('User')}>{event.username || '—'}</Td>
+                  <Td dataLabel={t('Description')}>{event.description}</Td>
+                </Tr>
+              ))}
+            </Tbody>
+          </Table>
+        </>
       )}
     </PageSection>
   );

@@ -1,8 +1,18 @@
+import { PageSection, Title } from '@patternfly/react-core';
 import { useTranslation } from 'react-i18next';
-import { LaterScreen } from '../../app/LaterScreen';
+import { useProjectAccess } from '../../app/permissions';
+import { TaskList } from './TaskList';
 
-// Placeholder: replaced by the console's part 2 (issue 8).
+/** /project/{id}/history (spec §2): the project's last tasks, 20 rows per page, live. */
 export function HistoryPage() {
-  const { t } = useTranslation();
-  return <LaterScreen title={t('History')} />;
+  const { t } = useTranslation('tasks');
+  const { project } = useProjectAccess();
+  return (
+    <PageSection>
+      <Title headingLevel="h1" className="pf-v6-u-mb-md">
+        {t('History')}
+      </Title>
+      <TaskList projectId={project.id} />
+    </PageSection>
+  );
 }

@@ -1,0 +1,77 @@
+import { useState } from 'react';
+import {
+  Alert,
+  Bullseye,
+  EmptyState,
+  EmptyStateBody,
+  Modal,
+  ModalBody,
+  ModalFooter,
+  ModalHeader,
+  Spinner,
+} from '@patternfly/react-core';
+import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-circle-icon';
+import { useTranslation } from 'react-i18next';
+import { errorMessage } from '../../api/errors';
+import { useProjectAccess } from '../../app/permissions';
+import { NewTaskDialog } from './NewTaskDialog';
+import { TaskActions } from './TaskActions';
+import { TaskDetails } from './TaskDetails';
+import { TaskOutputView } from './TaskOutputView';
+import { useTaskTemplate } from './useTemplate';
+import { useTask } from './useTasks';
+
+export interface TaskLogDialogProps {
+  taskId: number;
+  onClose(): void;
+}
+
+/**
+ * The task log (spec §2, §4), opened by ?t={taskId}: the task's facts, its
+ * message as an info banner, the live output and the actions its status
+ * allows. Re-run swaps in the new task dialog, which opens the new task.
+ */
+export function TaskLogDialog({ taskId, onClose }: TaskLogDialogProps) {
+  const { t } = useTranslation('tasks');
+  const { project } = useProjectAccess();
+  const task = useTask(project.id, taskId);
+  const template = useTaskTemplate(project.id, task.data?.template_id);
+  const [rerun, setRerun] = useState(false);
+
+  if (rerun && task.data && template.data) {
+    return <NewTaskDialog template={template.data} rerunOf={task.data} onClose={() => setRerun(false)} />;
+  }
+  const name = task.data?.tpl_alias || template.data?.name;
+  return (
+    <Modal variant="large" isOpen onClose={onClose} aria-labelledby="task-log-title" data-testid="task-log-dialog">
+      <ModalHeader
+        labelId="task-log-title"
+        title={name ? t('Task #{{id}}: {{name}}', { id: taskId, name }) : t('Task #{{id}}', { id: taskId })}
+      />
+      <ModalBody>
+        {task.isPending && (
+          <Bullseye className="pf-v6-u-p-lg">
+            <Spinner aria-label={t('Loading')} />
+          </Bullseye>
+        )}
+        {task.isError && (
+          <EmptyState headingLevel="h2" titleText={t('The task could not be loaded')} icon={ExclamationCircleIcon} status="danger">
+            <EmptyStateBody>{errorMessage(task.error)}</EmptyStateBody>
+          </EmptyState>
+        )}
+        {task.data && (
+          <>
+            <TaskDetails task={task.data} />
+            {task.data.message && (
+              <Alert variant="info" isInline isPlain title={task.data.message} className="pf-v6-u-mb-md" data-testid="task-message" />
+            )}
+            <TaskOutputView projectId={project.id} taskId={taskId} />
+          </>
+        )}
+      </ModalBody>
+      <ModalFooter>
+        <TaskActions task={task.data} template={template.data} onRerun={() => setRerun(true)} onClose={onClose} />
+      </ModalFooter>
+    </Modal>
+  );
+}

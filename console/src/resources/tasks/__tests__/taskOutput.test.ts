@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import type { LogLine } from '../../../api/live';
+import { OUTPUT_PAGE, TaskOutput } from '../taskOutput';
+
+/** A server holding `stored` lines, answering ?offset=&limit= as apiserver/task_output.go does. */
+function server(stored: LogLine[]) {
+  const reads: [number, number][] = [];
+  return {
+    reads,
+    fetch: async (offset: number, limit: number) => {
+      reads.push([offset, limit]);
+      return stored.slice(offset, offset + limit);
+    },
+  };
+}
+
+const at = (i: number) => new Date(Date.UTC(2026, 10, 23, 10, 0, 0, i)).toISOString();
+const line = (i: number, output = `line ${i}`): LogLine => ({ time: at(i), output });
+const now = (fn: () => void) => fn();
+
+describe('a task output', () => {
+  it('reads a long log a page at a time, in order', async () => {
+    const stored = Array.from({ length: OUTPUT_PAGE * 2 + 5 }, (_, i) => line(i));
+    const api = server(stored);
+    const output = new TaskOutput(api.fetch, now);
+    await output.sync();
+    expect(output.lines).toHaveLength(OUTPUT_PAGE * 2 + 5);
+    expect(output.lines.at(-1)).toBe(`line ${OUTPUT_PAGE * 2 + 4}`);
+    expect(api.reads).toEqual([[0, OUTPUT_PAGE], [OUTPUT_PAGE, OUTPUT_PAGE], [OUTPUT_PAGE * 2, OUTPUT_PAGE]]);
+    expect(output.state).toBe('ready');
+  });
+
+  it('appends live lines, even identical ones', async () => {
+    const output = new TaskOutput(server([]).fetch, now);
+    await output.sync();
+    output.append(line(1, ''));
+    output.append(line(1, ''));
+    output.append(line(2, 'ok'));
+    expect(output.lines).toEqual(['', '', 'ok']);
+  });
+
+  it('reads again when live lines arrive during a read, so none is lost or doubled', async () => {
+    const stored = [line(0), line(1)];
+    let output!: TaskOutput;
+    let first = true;
+    output = new TaskOutput(async (offset, limit) => {
+      const page = stored.slice(offset, offset + limit);
+      if (first) {
+        first = false;
+        // Line 2 is stored and sent while the first read is on its way.
+        stored.push(line(2));
+        output.append(line(2));
+      }
+      return page;
+    }, now);
+    await output.sync();
+    expect(output.lines).toEqual(['line 0', 'line 1', 'line 2']);
+  });
+
+  it('drops live lines that the last read already returned, then takes new ones', async () => {
+    const stored = [line(0), line(1), line(2)];
+    const output = new TaskOutput(server(stored).fetch, now);
+    await output.sync();
+    // Lines 1 and 2 were stored before the read and sent after it.
+    output.append(line(1));
+    output.append(line(2));
+    output.append(line(3));
+    output.append(line(3, 'line 3'));
+    expect(output.lines).toEqual(['line 0', 'line 1', 'line 2', 'line 3', 'line 3']);
+  });
+
+  it('re-reads only the missing lines after a reconnect', async () => {
+    const stored = [line(0), line(1)];
+    const api = server(stored);
+    const output = new TaskOutput(api.fetch, now);
+    await output.sync();
+    stored.push(line(2), line(3)); // sent while the socket was down
+    await output.sync();
+    expect(output.lines).toEqual(['line 0', 'line 1', 'line 2', 'line 3']);
+    expect(api.reads.at(-1)).toEqual([2, OUTPUT_PAGE]);
+  });
+
+  it('reports a failed first read', async () => {
+    const output = new TaskOutput(async () => Promise.reject(new Error('Failed to fetch')), now);
+    await output.sync();
+    expect(output.state).toBe('error');
+    expect(String(output.error)).toContain('Failed to fetch');
+  });
+
+  it('tells its listeners at most once per frame', async () => {
+    const frames: (() => void)[] = [];
+    const output = new TaskOutput(server([]).fetch, (notify) => frames.push(notify));
+    let calls = 0;
+    output.subscribe(() => calls++);
+    await output.sync();
+    for (let i = 0; i < 1000; i++) output.append(line(i));
+    expect(frames).toHaveLength(1);
+    frames[0]();
+    expect(calls).toBe(1);
+    expect(output.getVersion()).toBeGreaterThan(1000);
+  });
+});
