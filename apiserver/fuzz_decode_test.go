@@ -98,7 +98,8 @@ func vocabulary() string {
 		"not a number string boolean array object null integer whole number. the body is larger than 1048576 bytes " +
 		"unexpected end of JSON input invalid character looking for beginning of value after top-level value " +
 		"after object key:value pair after array element in string literal escape code in numeric literal " +
-		"in literal true false null (expecting) ")
+		"in literal true false null (expecting) a string, an array, an object, a boolean, a number, a whole number, " +
+		"a value must be the body must be a JSON object, ")
 	var walk func(reflect.Type)
 	seen := map[reflect.Type]bool{}
 	walk = func(t reflect.Type) {
