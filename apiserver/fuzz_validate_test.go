@@ -169,6 +169,9 @@ func FuzzEnvironment_specKeepsValidJSONAndProcessSafeNames(f *testing.F) {
 		}
 		// What the API shows of it is accepted again as the same spec.
 		shown, _ := json.Marshal(spec.Env)
+		if len(spec.Env) == 0 {
+			shown = []byte("{}") // as toEnvironmentJSON shows none
+		}
 		again := environmentJSON{Name: spec.DisplayName, Env: string(shown)}
 		if spec.ExtraVars != nil {
 			again.JSON = string(spec.ExtraVars.Raw)
@@ -277,6 +280,9 @@ func FuzzTask_startRulesRefuseOptionsAndCheckTheSurvey(f *testing.F) {
 		} {
 			err := checkSurvey([]bastionv1.SurveyVar{sv}, vars)
 			ok := !filled || sv.Type == "int" && digitsOnly.MatchString(answer) || sv.Type == "enum" && answer == "red" || sv.Type == ""
+			if sv.Required {
+				ok = filled
+			}
 			if (err == nil) != ok {
 				t.Fatalf("%s answer %q: err %v, want ok=%v", sv.Type, answer, err, ok)
 			}

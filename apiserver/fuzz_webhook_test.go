@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 )
@@ -55,7 +56,9 @@ func FuzzWebhookMatch_pathsFindWhatWasPutThereAndValuesStayJSON(f *testing.F) {
 				t.Fatalf("matcher %+v: contains \"\" does not hold", m)
 			}
 		}
-		if !holds(bastionv1.IntegrationMatcher{MatchType: sourceHeader, Key: "X-Event", Method: "equals", Value: value}, req) {
+		// A matcher's value comes from JSON, so it is valid UTF-8; a header
+		// that is not never equals one.
+		if utf8.ValidString(value) && !holds(bastionv1.IntegrationMatcher{MatchType: sourceHeader, Key: "X-Event", Method: "equals", Value: value}, req) {
 			t.Fatalf("the header X-Event: %q does not equal itself", value)
 		}
 		if !holds(bastionv1.IntegrationMatcher{MatchType: sourceBody, BodyDataType: dataString, Method: "equals", Value: string(body)}, req) && json.Valid(jsonString(string(body))) && textOf(jsonString(string(body))) == string(body) {

@@ -50,7 +50,7 @@ var inventoryTypes = map[bastionv1.InventoryType]bool{
 // the repository once resolved (the CRD's rule, in the CRD's words). The
 // runner still resolves symbolic links inside the checkout itself.
 func inventoryPath(path string) error {
-	if path == "" {
+	if strings.TrimSpace(path) == "" {
 		return badRequest("Path to Inventory file is required")
 	}
 	if !insideRepository(path) {
