@@ -147,6 +147,34 @@ deploy: ## Install CRDs, RBAC and the manager with kustomize (config/default) in
 undeploy: ## Remove what deploy installed (CRDs too: every project resource goes with them).
 	$(KUBECTL) delete --ignore-not-found -k config/default
 
+##@ Hostile input
+# Each fuzz target runs for FUZZTIME; `make test` runs them over their seed
+# corpora (testdata/fuzz) as ordinary tests. A crasher the fuzzer finds is
+# written to testdata/fuzz/<FuzzName>/ and stays there as a regression seed.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	apiserver:FuzzDecode_everyRequestBodyAnswersACleanErrorWithoutEchoingValues \
+	apiserver:FuzzDecode_acceptedBodiesRoundTrip \
+	apiserver:FuzzGitURL_acceptsOnlyWhatGitReadsAsARepositoryNeverAnOption \
+	apiserver:FuzzPaths_inventoryAndPlaybookStayInsideTheRepository \
+	apiserver:FuzzEnvironment_specKeepsValidJSONAndProcessSafeNames \
+	apiserver:FuzzTemplate_validateAnswersSpecMessagesAndKeepsArgumentsAsOneElementEach \
+	apiserver:FuzzTask_startRulesRefuseOptionsAndCheckTheSurvey \
+	apiserver:FuzzIntegrationItems_matchersAndValuesNeedEveryFieldAndKnownKinds \
+	apiserver:FuzzWebhookMatch_pathsFindWhatWasPutThereAndValuesStayJSON \
+	apiserver:FuzzWebhookAuth_onlyTheRightSignatureOrTokenPasses \
+	internal/backup:FuzzParse_refusesCleanlyOrRoundTrips \
+	internal/versions:FuzzNext_keepsPrefixAndSuffixAndAddsOne \
+	internal/cron:FuzzValidate_neverPanicsAndAgreesWithParse
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (default 30s).
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$pkg $$name ($(FUZZTIME))"; \
+		go test ./$$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
+
 ##@ Tools
 $(CONTROLLER_GEN):
 	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-logr/logr"
@@ -62,12 +64,67 @@ func describeJSONError(err error) string {
 	case errors.Is(err, io.EOF):
 		return "invalid JSON: the body is empty"
 	case errors.As(err, &typeErr):
-		return fmt.Sprintf("invalid JSON: %s must be a %s, not a %s", typeErr.Field, typeErr.Type, typeErr.Value)
+		return describeTypeError(typeErr)
 	case errors.As(err, &maxErr):
 		return fmt.Sprintf("the body is larger than %d bytes", maxErr.Limit)
 	default:
 		return "invalid JSON: " + err.Error()
 	}
+}
+
+// describeTypeError names the field and the JSON kinds. The value itself
+// is left out: for a number Go's error carries its digits, and the field
+// may be a password or a secret. Go type names are left out too.
+func describeTypeError(e *json.UnmarshalTypeError) string {
+	got, _, _ := strings.Cut(e.Value, " ") // "number 123" -> "number"
+	if got == "bool" {
+		got = "boolean"
+	}
+	want := jsonKind(e.Type)
+	var field []string
+	for _, part := range strings.Split(e.Field, ".") {
+		// Embedded request structs (matcherJSON in matcherRequest) show up
+		// in the path under their Go name; the client never sent those.
+		if part != "" && !strings.HasSuffix(part, "JSON") {
+			field = append(field, part)
+		}
+	}
+	switch {
+	case len(field) > 0:
+		return fmt.Sprintf("invalid JSON: %s must be %s, not %s", strings.Join(field, "."), withArticle(want), withArticle(got))
+	case want == "object":
+		return fmt.Sprintf("invalid JSON: the body must be a JSON object, not %s", withArticle(got))
+	default:
+		return fmt.Sprintf("invalid JSON: a value must be %s, not %s", withArticle(want), withArticle(got))
+	}
+}
+
+// jsonKind is the JSON word for what a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "whole number"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Struct, reflect.Map:
+		return "object"
+	default:
+		return "value"
+	}
+}
+
+func withArticle(word string) string {
+	if strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
 }
 
 // pathID reads an integer id from the URL; ok false has answered 400.

@@ -50,18 +50,41 @@ var inventoryTypes = map[bastionv1.InventoryType]bool{
 // the repository once resolved (the CRD's rule, in the CRD's words). The
 // runner still resolves symbolic links inside the checkout itself.
 func inventoryPath(path string) error {
-	if path == "" {
+	if strings.TrimSpace(path) == "" {
 		return badRequest("Path to Inventory file is required")
 	}
-	if strings.HasPrefix(path, "/") || strings.ContainsRune(path, 0) {
+	if !insideRepository(path) {
 		return badRequest("the inventory file must be a relative path inside the repository")
+	}
+	return nil
+}
+
+// playbookPath checks a template's or a task's playbook the same way: the
+// runner refuses a path out of the checkout too, but only once the task
+// runs, and the API can say so at once.
+func playbookPath(path string) error {
+	if strings.TrimSpace(path) == "" {
+		return badRequest("Playbook filename is required")
+	}
+	if !insideRepository(path) {
+		return badRequest("the playbook must be a relative path inside the repository")
+	}
+	return nil
+}
+
+// insideRepository: relative, without "..", and without NUL, whether or
+// not the surrounding spaces are trimmed later.
+func insideRepository(path string) bool {
+	path = strings.TrimSpace(path)
+	if strings.HasPrefix(path, "/") || strings.ContainsRune(path, 0) {
+		return false
 	}
 	for _, part := range strings.Split(path, "/") {
 		if part == ".." {
-			return badRequest("the inventory file must be a relative path inside the repository")
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
 // inventorySpec checks a request by spec §5 (name, user credentials, type,

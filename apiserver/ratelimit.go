@@ -91,17 +91,38 @@ func (l *loginLimiter) succeeded(account string) {
 	delete(l.accounts, strings.ToLower(account))
 }
 
+// maxTracked bounds each map: a flood of random account names (or of
+// addresses, from a botnet) costs at most this many entries.
+const maxTracked = 10000
+
 // prune drops expired windows so that random account names sent by an
-// attacker do not grow the maps without bound.
+// attacker do not grow the maps without bound. If a map is still full,
+// every window in it being live, a tenth of it is dropped at random: the
+// memory stays bounded, and an attacker who floods it to reset one
+// account's count must still spend thousands of failed sign-ins, each
+// counted against their addresses.
 func (l *loginLimiter) prune(now time.Time) {
-	if len(l.accounts)+len(l.address) < 10000 {
-		return
-	}
 	for _, m := range []map[string]*failures{l.accounts, l.address} {
+		if len(m) < maxTracked {
+			continue
+		}
 		for k, f := range m {
 			if !now.Before(f.since.Add(l.opts.FailureWindow)) {
 				delete(m, k)
 			}
 		}
+		for k := range m { // map order is random
+			if len(m) < maxTracked*9/10 {
+				break
+			}
+			delete(m, k)
+		}
 	}
+}
+
+// tracked is how many accounts and addresses have failures on record.
+func (l *loginLimiter) tracked() (accounts, addresses int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.accounts), len(l.address)
 }

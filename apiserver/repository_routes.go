@@ -101,6 +101,11 @@ func gitURL(raw string) (string, string, error) {
 	if err != nil || scheme != "file" && parsed.Host == "" || parsed.Host == "" && parsed.Path == "" {
 		return "", "", errBadURL
 	}
+	if strings.HasPrefix(parsed.Hostname(), "-") || strings.HasPrefix(parsed.User.Username(), "-") {
+		// ssh://-oProxyCommand=…/r: ssh would read the host or user as an
+		// option. git refuses these too; the API says so at once.
+		return "", "", errBadURL
+	}
 	if _, hasPassword := parsed.User.Password(); hasPassword {
 		return "", "", badRequest("the URL must not hold a password: put the credentials in a login_password key")
 	}
@@ -111,6 +116,20 @@ func gitURL(raw string) (string, string, error) {
 // characters (a newline in either would split a line of git's output).
 func hasSpaceOrControl(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0
+}
+
+// gitBranch checks a repository's branch: required unless the URL is
+// local, and never something git could read as an option (--upload-pack=)
+// or that would split a line.
+func gitBranch(raw, urlType string) (string, error) {
+	branch := strings.TrimSpace(raw)
+	if branch == "" && urlType != urlLocal {
+		return "", badRequest("Branch is required")
+	}
+	if strings.HasPrefix(branch, "-") || hasSpaceOrControl(branch) {
+		return "", badRequest("the branch is not a valid git branch name")
+	}
+	return branch, nil
 }
 
 // repositorySpec checks a request by spec §5 (name, URL, branch unless local, key)
@@ -124,12 +143,9 @@ func (s *Server) repositorySpec(r *http.Request, req repositoryJSON) (bastionv1.
 	if err != nil {
 		return bastionv1.RepositorySpec{}, err
 	}
-	branch := strings.TrimSpace(req.GitBranch)
-	if branch == "" && urlType != urlLocal {
-		return bastionv1.RepositorySpec{}, badRequest("Branch is required")
-	}
-	if strings.HasPrefix(branch, "-") || hasSpaceOrControl(branch) {
-		return bastionv1.RepositorySpec{}, badRequest("the branch is not a valid git branch name")
+	branch, err := gitBranch(req.GitBranch, urlType)
+	if err != nil {
+		return bastionv1.RepositorySpec{}, err
 	}
 	if req.SSHKeyID == 0 {
 		return bastionv1.RepositorySpec{}, badRequest("Key is required")

@@ -202,6 +202,8 @@ func checkRunOptions(req *taskRequest) error {
 		return badRequest("git_branch must not start with -")
 	case strings.HasPrefix(strings.TrimSpace(req.Limit), "-"):
 		return badRequest("limit must not start with -")
+	case strings.TrimSpace(req.Playbook) != "" && !insideRepository(req.Playbook):
+		return badRequest("the playbook must be a relative path inside the repository")
 	}
 	return nil
 }

@@ -103,8 +103,8 @@ func (req *templateRequest) validate() error {
 	switch {
 	case strings.TrimSpace(req.Name) == "":
 		return badRequest("Name is required")
-	case strings.TrimSpace(req.Playbook) == "":
-		return badRequest("Playbook filename is required")
+	case playbookPath(req.Playbook) != nil:
+		return playbookPath(req.Playbook)
 	case req.RepositoryID == 0:
 		return badRequest("Repository is required")
 	case req.EnvironmentID == 0:

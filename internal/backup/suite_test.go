@@ -2,6 +2,7 @@ package backup
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,6 +34,12 @@ var (
 func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
 
 func runSuite(m *testing.M) int {
+	flag.Parse()
+	if fuzzing() {
+		// `go test -fuzz` runs the parser alone, in several worker
+		// processes: none of them needs (or should start) a cluster.
+		return m.Run()
+	}
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		os.Setenv("KUBEBUILDER_ASSETS", controlplane.DefaultAssetsDir())
 	}
@@ -60,6 +67,16 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// fuzzing reports a `go test -fuzz` run (or one of its workers).
+func fuzzing() bool {
+	for _, name := range []string{"test.fuzz", "test.fuzzworker"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "false" {
+			return true
+		}
+	}
+	return false
 }
 
 // createProject is what the API's create does, minus the controller: a
