@@ -70,7 +70,7 @@ export function TaskLogDialog({ taskId, onClose }: TaskLogDialogProps) {
         )}
       </ModalBody>
       <ModalFooter>
-        <TaskActions task={task.data} template={template.data} onRerun={() => setRerun(true)} onClose={onClose} />
+        <TaskActions task={task.data} template={template.data} onRerun={() => setRerun(true)} />
       </ModalFooter>
     </Modal>
   );
