@@ -70,6 +70,11 @@ export function LogView({ lines, version, label, empty }: LogViewProps) {
   const [scrollTop, setScrollTop] = useState(0);
   const [viewport, setViewport] = useState(560);
   const [follow, setFollow] = useState(true);
+  // Where the view last scrolled itself: a scroll event at or below it is
+  // that scroll (or lines arriving), not the user going up.
+  const autoTop = useRef(0);
+  const following = useRef(follow);
+  following.current = follow;
   const count = lines.length;
   const { first, last, scrollHeight, offset } = visibleWindow(count, scrollTop, viewport);
 
@@ -88,6 +93,7 @@ export function LogView({ lines, version, label, empty }: LogViewProps) {
     const el = ref.current;
     if (!el || !follow) return;
     el.scrollTop = el.scrollHeight;
+    autoTop.current = el.scrollTop;
     setScrollTop(el.scrollTop);
   }, [follow, version, count, viewport]);
 
@@ -95,7 +101,8 @@ export function LogView({ lines, version, label, empty }: LogViewProps) {
     const el = ref.current;
     if (!el) return;
     setScrollTop(el.scrollTop);
-    setFollow(el.scrollTop + el.clientHeight >= el.scrollHeight - LINE_HEIGHT / 2);
+    if (el.scrollTop + el.clientHeight >= el.scrollHeight - LINE_HEIGHT / 2) setFollow(true);
+    else if (!following.current || el.scrollTop < autoTop.current - 1) setFollow(false);
   }, []);
 
   const rows = [];
