@@ -39,10 +39,10 @@ export function visibleWindow(count: number, scrollTop: number, viewport: number
   return { first, last, scrollHeight, offset };
 }
 
-const LogLine = memo(function LogLine({ line, index, top }: { line: string; index: number; top: number }) {
+const LogLine = memo(function LogLine({ line, index, top, digits }: { line: string; index: number; top: number; digits: number }) {
   return (
     <div className="task-log__row" style={{ top }} data-line={index + 1}>
-      <span className="task-log__num" aria-hidden>
+      <span className="task-log__num" style={{ width: `${digits + 2}ch` }} aria-hidden>
         {index + 1}
       </span>
       {parseAnsi(line).map((segment, i) =>
@@ -105,9 +105,11 @@ export function LogView({ lines, version, label, empty }: LogViewProps) {
     else if (!following.current || el.scrollTop < autoTop.current - 1) setFollow(false);
   }, []);
 
+  // The line numbers' column fits the largest of them.
+  const digits = Math.max(4, String(count).length);
   const rows = [];
   for (let i = first; i < last; i++) {
-    rows.push(<LogLine key={i} line={lines[i]} index={i} top={i * LINE_HEIGHT + offset} />);
+    rows.push(<LogLine key={i} line={lines[i]} index={i} top={i * LINE_HEIGHT + offset} digits={digits} />);
   }
   return (
     <div style={{ position: 'relative' }}>

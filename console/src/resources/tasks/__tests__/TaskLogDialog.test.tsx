@@ -13,6 +13,7 @@ const infra = project(1, 'Infra');
 function openLog(shown: Task, { permissions = 15, user = admin, output = [] as unknown[] } = {}) {
   const api = stubApi({
     [`GET /project/1/tasks/${shown.id}`]: [200, shown],
+    [`GET /project/1/tasks/${shown.id}/raw`]: [200],
     [`GET /project/1/tasks/${shown.id}/output?offset=0&limit=10000`]: [200, output],
     'GET /project/1/templates/7': [200, template(7, { name: 'Site' })],
     [`POST /project/1/tasks/${shown.id}/stop`]: [204],
