@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { Bullseye, EmptyState, EmptyStateBody, PageSection, Pagination, Spinner, Title } from '@patternfly/react-core';
+import { Bullseye, EmptyState, EmptyStateBody, PageSection, Spinner, Title } from '@patternfly/react-core';
 import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-circle-icon';
 import ListIcon from '@patternfly/react-icons/dist/esm/icons/list-icon';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
@@ -7,6 +7,7 @@ import { useTranslation } from 'react-i18next';
 import { errorMessage } from '../../api/errors';
 import { useProjectAccess } from '../../app/permissions';
 import { ago, dateTime } from '../tasks/dates';
+import { Pager, pageWithin } from '../tasks/Pager';
 import { useProjectEvents } from './useEvents';
 
 /** Dashboards page at 20 rows (spec §2, §9). */
@@ -19,7 +20,7 @@ export function ActivityPage() {
   const events = useProjectEvents(project.id);
   const [page, setPage] = useState(1);
   const all = events.data ?? [];
-  const current = Math.min(page, Math.max(1, Math.ceil(all.length / EVENTS_PER_PAGE)));
+  const current = pageWithin(page, all.length, EVENTS_PER_PAGE);
   const rows = all.slice((current - 1) * EVENTS_PER_PAGE, current * EVENTS_PER_PAGE);
   return (
     <PageSection>
@@ -43,15 +44,7 @@ export function ActivityPage() {
       )}
       {events.data && all.length > 0 && (
         <>
-          <Pagination
-            itemCount={all.length}
-            perPage={EVENTS_PER_PAGE}
-            perPageOptions={[{ title: String(EVENTS_PER_PAGE), value: EVENTS_PER_PAGE }]}
-            page={current}
-            onSetPage={(_event, next) => setPage(next)}
-            isCompact
-            titles={{ paginationAriaLabel: t('Activity pages') }}
-          />
+          <Pager total={all.length} perPage={EVENTS_PER_PAGE} page={current} onPage={setPage} label={t('Activity pages')} />
           <Table aria-label={t('Activity')} variant="compact">
             <Thead>
               <Tr>

@@ -39,10 +39,10 @@ export function visibleWindow(count: number, scrollTop: number, viewport: number
   return { first, last, scrollHeight, offset };
 }
 
-const LogLine = memo(function LogLine({ line, index, top }: { line: string; index: number; top: number }) {
+const LogLine = memo(function LogLine({ line, index, top, digits }: { line: string; index: number; top: number; digits: number }) {
   return (
     <div className="task-log__row" style={{ top }} data-line={index + 1}>
-      <span className="task-log__num" aria-hidden>
+      <span className="task-log__num" style={{ width: `${digits + 2}ch` }} aria-hidden>
         {index + 1}
       </span>
       {parseAnsi(line).map((segment, i) =>
@@ -70,6 +70,11 @@ export function LogView({ lines, version, label, empty }: LogViewProps) {
   const [scrollTop, setScrollTop] = useState(0);
   const [viewport, setViewport] = useState(560);
   const [follow, setFollow] = useState(true);
+  // Where the view last scrolled itself: a scroll event at or below it is
+  // that scroll (or lines arriving), not the user going up.
+  const autoTop = useRef(0);
+  const following = useRef(follow);
+  following.current = follow;
   const count = lines.length;
   const { first, last, scrollHeight, offset } = visibleWindow(count, scrollTop, viewport);
 
@@ -88,6 +93,7 @@ export function LogView({ lines, version, label, empty }: LogViewProps) {
     const el = ref.current;
     if (!el || !follow) return;
     el.scrollTop = el.scrollHeight;
+    autoTop.current = el.scrollTop;
     setScrollTop(el.scrollTop);
   }, [follow, version, count, viewport]);
 
@@ -95,12 +101,15 @@ export function LogView({ lines, version, label, empty }: LogViewProps) {
     const el = ref.current;
     if (!el) return;
     setScrollTop(el.scrollTop);
-    setFollow(el.scrollTop + el.clientHeight >= el.scrollHeight - LINE_HEIGHT / 2);
+    if (el.scrollTop + el.clientHeight >= el.scrollHeight - LINE_HEIGHT / 2) setFollow(true);
+    else if (!following.current || el.scrollTop < autoTop.current - 1) setFollow(false);
   }, []);
 
+  // The line numbers' column fits the largest of them.
+  const digits = Math.max(4, String(count).length);
   const rows = [];
   for (let i = first; i < last; i++) {
-    rows.push(<LogLine key={i} line={lines[i]} index={i} top={i * LINE_HEIGHT + offset} />);
+    rows.push(<LogLine key={i} line={lines[i]} index={i} top={i * LINE_HEIGHT + offset} digits={digits} />);
   }
   return (
     <div style={{ position: 'relative' }}>

@@ -13,16 +13,15 @@ interface TaskActionsProps {
   task?: Task;
   template?: Template;
   onRerun(): void;
-  onClose(): void;
 }
 
 /**
  * The task log's buttons (spec §4): Confirm while waiting for confirmation;
  * Stop while the task can stop, reading Force Stop (force true) once it is
- * stopping; Re-run with the "Re" prefix; the raw log; Close. Changing a
+ * stopping; Re-run with the "Re" prefix; the raw log. The dialog's own close button closes it. Changing a
  * task needs runProjectTasks.
  */
-export function TaskActions({ task, template, onRerun, onClose }: TaskActionsProps) {
+export function TaskActions({ task, template, onRerun }: TaskActionsProps) {
   const { t } = useTranslation('tasks');
   const { project, can } = useProjectAccess();
   const notify = useNotify();
@@ -65,9 +64,6 @@ export function TaskActions({ task, template, onRerun, onClose }: TaskActionsPro
           {t('Raw log')}
         </Button>
       )}
-      <Button variant="link" onClick={onClose}>
-        {t('Close')}
-      </Button>
     </>
   );
 }

@@ -48,7 +48,7 @@ export function TaskDetails({ task }: { task: Task }) {
       {items.map(([id, term, value]) => (
         <DescriptionListGroup key={term}>
           <DescriptionListTerm>{term}</DescriptionListTerm>
-          <DescriptionListDescription data-testid={`task-${id}`}>{value}</DescriptionListDescription>
+          <DescriptionListDescription data-testid={`task-detail-${id}`}>{value}</DescriptionListDescription>
         </DescriptionListGroup>
       ))}
     </DescriptionList>

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { Bullseye, Button, EmptyState, EmptyStateBody, Pagination, Spinner } from '@patternfly/react-core';
+import { Bullseye, Button, EmptyState, EmptyStateBody, Spinner } from '@patternfly/react-core';
 import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-circle-icon';
 import HistoryIcon from '@patternfly/react-icons/dist/esm/icons/history-icon';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
@@ -7,6 +7,7 @@ import { useTranslation } from 'react-i18next';
 import { errorMessage } from '../../api/errors';
 import { ago, dateTime, duration, EMPTY } from './dates';
 import { isFinished } from './status';
+import { Pager, pageWithin } from './Pager';
 import { TaskStatusLabel } from './TaskStatusLabel';
 import type { Task } from './types';
 import { useNow } from './useNow';
@@ -64,23 +65,14 @@ function TaskTable({ tasks, showTemplate }: { tasks: Task[]; showTemplate: boole
   const { t, i18n } = useTranslation('tasks');
   const openTask = useOpenTask();
   const [page, setPage] = useState(1);
-  const lastPage = Math.max(1, Math.ceil(tasks.length / TASKS_PER_PAGE));
-  const current = Math.min(page, lastPage); // new tasks may shift rows, never past the end
+  const current = pageWithin(page, tasks.length, TASKS_PER_PAGE);
   const rows = tasks.slice((current - 1) * TASKS_PER_PAGE, current * TASKS_PER_PAGE);
   const now = useNow(rows.some((task) => !isFinished(task.status)));
   const lang = i18n.language;
 
   return (
     <>
-      <Pagination
-        itemCount={tasks.length}
-        perPage={TASKS_PER_PAGE}
-        perPageOptions={[{ title: String(TASKS_PER_PAGE), value: TASKS_PER_PAGE }]}
-        page={current}
-        onSetPage={(_event, next) => setPage(next)}
-        isCompact
-        titles={{ paginationAriaLabel: t('Task pages') }}
-      />
+      <Pager total={tasks.length} perPage={TASKS_PER_PAGE} page={current} onPage={setPage} label={t('Task pages')} />
       <Table aria-label={t('Tasks')} variant="compact" data-testid="task-list">
         <Thead>
           <Tr>

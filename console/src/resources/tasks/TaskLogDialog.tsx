@@ -63,14 +63,14 @@ export function TaskLogDialog({ taskId, onClose }: TaskLogDialogProps) {
           <>
             <TaskDetails task={task.data} />
             {task.data.message && (
-              <Alert variant="info" isInline isPlain title={task.data.message} className="pf-v6-u-mb-md" data-testid="task-message" />
+              <Alert variant="info" isInline title={task.data.message} className="pf-v6-u-my-md" data-testid="task-message" />
             )}
             <TaskOutputView projectId={project.id} taskId={taskId} />
           </>
         )}
       </ModalBody>
       <ModalFooter>
-        <TaskActions task={task.data} template={template.data} onRerun={() => setRerun(true)} onClose={onClose} />
+        <TaskActions task={task.data} template={template.data} onRerun={() => setRerun(true)} />
       </ModalFooter>
     </Modal>
   );

@@ -9,6 +9,20 @@ export const OUTPUT_PAGE = 10000;
 
 export type FetchLines = (offset: number, limit: number) => Promise<LogLine[]>;
 
+/**
+ * Streams the whole output as text (GET …/tasks/{id}/raw), handing over
+ * the lines as they arrive: a long log's first read, with no JSON to write
+ * or parse on either side.
+ */
+export type StreamLines = (onLines: (lines: string[]) => void) => Promise<void>;
+
+/**
+ * Each read through the pages starts this many lines before the end of
+ * what is held: their times let a live line that repeats one of them be
+ * recognised (see isRepeat).
+ */
+export const REREAD = 1000;
+
 export type OutputState = 'loading' | 'ready' | 'error';
 
 // Lines compare by time at millisecond precision: the store and the socket
@@ -42,10 +56,12 @@ export class TaskOutput implements LiveLog {
   private version = 0;
   private frame = 0;
   private readonly listeners = new Set<() => void>();
+  private streamed = false;
 
   constructor(
     private readonly fetchLines: FetchLines,
     private readonly schedule: (notify: () => void) => void = (notify) => requestAnimationFrame(notify),
+    private readonly streamLines?: StreamLines,
   ) {}
 
   subscribe = (listener: () => void): (() => void) => {
@@ -87,12 +103,23 @@ export class TaskOutput implements LiveLog {
     }
     this.syncing = true;
     try {
+      if (this.streamLines && !this.streamed && this.lines.length === 0) {
+        this.streamed = true;
+        await this.streamLines((lines) => {
+          for (const line of lines) this.lines.push(line);
+          this.state = 'ready';
+          this.changed();
+        });
+      }
       do {
         this.missed = false;
+        let offset = Math.max(0, this.lines.length - REREAD);
         for (;;) {
-          const page = await this.fetchLines(this.lines.length, OUTPUT_PAGE);
-          this.keepTail(page);
-          for (const line of page) this.lines.push(line.output);
+          const page = await this.fetchLines(offset, OUTPUT_PAGE);
+          this.keepTail(page, offset);
+          // The page's first lines may be held already (the re-read ones).
+          for (let i = this.lines.length - offset; i < page.length; i++) this.lines.push(page[i].output);
+          offset += page.length;
           this.state = 'ready';
           this.changed();
           if (page.length < OUTPUT_PAGE) break;
@@ -108,10 +135,11 @@ export class TaskOutput implements LiveLog {
     }
   }
 
-  private keepTail(page: LogLine[]): void {
+  /** Keeps the times of the lines read, the page starting at line start. */
+  private keepTail(page: LogLine[], start: number): void {
     if (page.length === 0) return;
-    const start = this.lines.length;
-    const times = this.tailMs.concat(page.map((line) => millis(line.time)));
+    const contiguous = start === this.tailStart + this.tailMs.length;
+    const times = (contiguous ? this.tailMs : []).concat(page.map((line) => millis(line.time)));
     const drop = Math.max(0, times.length - TAIL);
     this.tailMs = drop ? times.slice(drop) : times;
     this.tailStart = start + page.length - this.tailMs.length;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LogLine } from '../../../api/live';
-import { OUTPUT_PAGE, TaskOutput } from '../taskOutput';
+import { OUTPUT_PAGE, REREAD, TaskOutput } from '../taskOutput';
 
 /** A server holding `stored` lines, answering ?offset=&limit= as apiserver/task_output.go does. */
 function server(stored: LogLine[]) {
@@ -77,7 +77,25 @@ describe('a task output', () => {
     stored.push(line(2), line(3)); // sent while the socket was down
     await output.sync();
     expect(output.lines).toEqual(['line 0', 'line 1', 'line 2', 'line 3']);
-    expect(api.reads.at(-1)).toEqual([2, OUTPUT_PAGE]);
+    // From REREAD lines before the end (here the start): nothing is doubled.
+    expect(api.reads.at(-1)).toEqual([0, OUTPUT_PAGE]);
+  });
+
+  it('streams a long log as text first, then reads the pages from where the stream ended', async () => {
+    const stored = Array.from({ length: 5000 }, (_, i) => line(i));
+    const api = server(stored);
+    const output = new TaskOutput(api.fetch, now, async (onLines) => {
+      onLines(stored.slice(0, 3000).map((l) => l.output));
+      onLines(stored.slice(3000, 4500).map((l) => l.output));
+    });
+    await output.sync();
+    expect(output.lines).toHaveLength(5000);
+    expect(output.lines.slice(4498, 4502)).toEqual(['line 4498', 'line 4499', 'line 4500', 'line 4501']);
+    expect(api.reads).toEqual([[4500 - REREAD, OUTPUT_PAGE]]);
+    // The re-read lines' times recognise a live line sent late.
+    output.append(line(4999));
+    output.append(line(5000));
+    expect(output.lines.slice(-2)).toEqual(['line 4999', 'line 5000']);
   });
 
   it('reports a failed first read', async () => {
