@@ -87,7 +87,7 @@ export function DeleteResourceDialog({ kind, name, path, onDeleted, onClose }: D
   if (refsQuery.isError) return null;
   if (refsQuery.isPending) {
     return (
-      <Modal variant="small" isOpen onClose={onClose} aria-label={texts.title}>
+      <Modal variant="small" isOpen onClose={onClose} aria-label={t('Loading')}>
         <ModalBody>
           <Bullseye>
             <Spinner aria-label={t('Loading')} />
@@ -131,7 +131,7 @@ function CannotDeleteDialog({ title, refs, kind, onClose }: { title: string; ref
               <List aria-label={groupTitles[group]}>
                 {groups[group]!.map((item) => {
                   const link = referenceLink(project.id, group, item);
-                  return <ListItem key={item.id}>{link ? <Link to={link}>{item.name}</Link> : item.name}</ListItem>;
+                  return <ListItem key={item.id}>{link ? <Link to={link} onClick={onClose}>{item.name}</Link> : item.name}</ListItem>;
                 })}
               </List>
             </StackItem>
