@@ -5,7 +5,7 @@ import { admin, project } from '../../test/fixtures';
 import { inProject } from '../../test/project';
 import { renderWithProviders } from '../../test/render';
 import { DeleteResourceDialog } from '../DeleteResourceDialog';
-import { blockingReferences, isBlocked } from '../references';
+import { blockingReferences, isBlocked, type References } from '../references';
 
 const none = { templates: [], inventories: [], repositories: [], schedules: [], integrations: [] };
 const used = {
@@ -74,7 +74,7 @@ describe('the delete dialog (spec §4, §8)', () => {
   });
 
   it('shows the same dialog when the server answers 400 inUse to the delete', async () => {
-    let refs = none;
+    let refs: References = none;
     stubApi({
       'GET /project/1/repositories/3/refs': () => [200, refs],
       'DELETE /project/1/repositories/3': () => {
