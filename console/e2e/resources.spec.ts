@@ -40,7 +40,7 @@ async function open(page: Page, path: string, heading: string) {
 }
 
 function row(page: Page, name: string) {
-  return page.getByRole('row').filter({ has: page.getByRole('cell', { name, exact: true }) });
+  return page.getByRole('row').filter({ has: page.getByRole('gridcell', { name, exact: true }) });
 }
 
 test('creates and edits a key, a repository, an inventory and an environment through the screens', async ({ page, baseURL }, testInfo) => {
@@ -174,7 +174,7 @@ test('refuses to delete a repository a template uses, listing the template, and 
   await expect(refused).toBeVisible();
   await expect(refused.getByRole('link', { name: 'Deploy site' })).toHaveAttribute('href', `/project/${project.id}/templates/${templateId}`);
   await expect(refused.getByRole('button', { name: 'Delete' })).toHaveCount(0);
-  await refused.getByRole('button', { name: 'Close' }).click();
+  await refused.locator('footer').getByRole('button', { name: 'Close' }).click();
   await expect(refused).toBeHidden();
   await expect(row(page, 'site')).toBeVisible();
 
@@ -245,7 +245,7 @@ test('screens of the project resources, light and dark', async ({ page, baseURL 
     await page.getByRole('button', { name: 'Delete site' }).click();
     await expect(page.getByRole('dialog', { name: /Can't delete the repository/ })).toBeVisible();
     await shoot('cannot-delete', theme);
-    await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('dialog').locator('footer').getByRole('button', { name: 'Close' }).click();
     await page.getByRole('button', { name: 'Delete spare' }).click();
     await expect(page.getByRole('dialog', { name: /Delete repository/ })).toBeVisible();
     await shoot('delete-confirm', theme);

@@ -1,14 +1,17 @@
-import { useState } from 'react';
+import { lazy, useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { queryKeys } from '../../api/queryKeys';
 import { Permission, useProjectAccess } from '../../app/permissions';
-import { DeleteResourceDialog } from '../../components/DeleteResourceDialog';
+import { LazyDeleteResourceDialog as DeleteResourceDialog } from '../../components/lazyDialogs';
+import { Loading } from '../../app/lazyPages';
 import { ResourcePage } from '../../components/ResourcePage';
 import { resourceUrl } from '../../components/useProjectResource';
-import { EnvironmentDialog } from './EnvironmentDialog';
 import type { Environment } from './types';
 import { useEnvironments } from './useEnvironments';
+
+// The form loads when first opened.
+const EnvironmentDialog = lazy(async () => ({ default: (await import('./EnvironmentDialog')).EnvironmentDialog }));
 
 /** /project/{id}/environment (spec §2). */
 export function EnvironmentsPage() {
@@ -36,18 +39,20 @@ export function EnvironmentsPage() {
       onEdit={setEditing}
       onDelete={setDeleting}
     >
-      {editing && (
-        <EnvironmentDialog projectId={project.id} environment={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} />
-      )}
-      {deleting && (
-        <DeleteResourceDialog
-          kind="environment"
-          name={deleting.name}
-          path={resourceUrl(project.id, 'environment', deleting.id)}
-          onDeleted={() => void queryClient.invalidateQueries({ queryKey: queryKeys.environments(project.id) })}
-          onClose={() => setDeleting(null)}
-        />
-      )}
+      <Loading>
+        {editing && (
+          <EnvironmentDialog projectId={project.id} environment={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} />
+        )}
+        {deleting && (
+          <DeleteResourceDialog
+            kind="environment"
+            name={deleting.name}
+            path={resourceUrl(project.id, 'environment', deleting.id)}
+            onDeleted={() => void queryClient.invalidateQueries({ queryKey: queryKeys.environments(project.id) })}
+            onClose={() => setDeleting(null)}
+          />
+        )}
+      </Loading>
     </ResourcePage>
   );
 }

@@ -1,17 +1,20 @@
-import { useState } from 'react';
+import { lazy, useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { queryKeys } from '../../api/queryKeys';
 import { Permission, useProjectAccess } from '../../app/permissions';
-import { DeleteResourceDialog } from '../../components/DeleteResourceDialog';
+import { LazyDeleteResourceDialog as DeleteResourceDialog } from '../../components/lazyDialogs';
+import { Loading } from '../../app/lazyPages';
 import { ResourcePage } from '../../components/ResourcePage';
 import { resourceUrl } from '../../components/useProjectResource';
 import { useKeys } from '../keys/useKeys';
 import { useRepositories } from '../repositories/useRepositories';
-import { InventoryDialog } from './InventoryDialog';
 import { useInventoryTypeTitle } from './inventoryTypes';
 import type { Inventory } from './types';
 import { useInventories } from './useInventories';
+
+// The form loads when first opened.
+const InventoryDialog = lazy(async () => ({ default: (await import('./InventoryDialog')).InventoryDialog }));
 
 /** /project/{id}/inventory (spec §2). */
 export function InventoriesPage() {
@@ -45,24 +48,26 @@ export function InventoriesPage() {
       onEdit={setEditing}
       onDelete={setDeleting}
     >
-      {editing && (
-        <InventoryDialog
-          projectId={project.id}
-          inventory={editing === 'new' ? undefined : editing}
-          keys={keys.data ?? []}
-          repositories={repositories.data ?? []}
-          onClose={() => setEditing(null)}
-        />
-      )}
-      {deleting && (
-        <DeleteResourceDialog
-          kind="inventory"
-          name={deleting.name}
-          path={resourceUrl(project.id, 'inventory', deleting.id)}
-          onDeleted={() => void queryClient.invalidateQueries({ queryKey: queryKeys.inventories(project.id) })}
-          onClose={() => setDeleting(null)}
-        />
-      )}
+      <Loading>
+        {editing && (
+          <InventoryDialog
+            projectId={project.id}
+            inventory={editing === 'new' ? undefined : editing}
+            keys={keys.data ?? []}
+            repositories={repositories.data ?? []}
+            onClose={() => setEditing(null)}
+          />
+        )}
+        {deleting && (
+          <DeleteResourceDialog
+            kind="inventory"
+            name={deleting.name}
+            path={resourceUrl(project.id, 'inventory', deleting.id)}
+            onDeleted={() => void queryClient.invalidateQueries({ queryKey: queryKeys.inventories(project.id) })}
+            onClose={() => setDeleting(null)}
+          />
+        )}
+      </Loading>
     </ResourcePage>
   );
 }

@@ -36,7 +36,10 @@ export function InventoryDialog({ projectId, inventory, keys, repositories, onCl
     sshKeyId: inventory?.ssh_key_id ? String(inventory.ssh_key_id) : '',
     becomeKeyId: inventory?.become_key_id ? String(inventory.become_key_id) : '',
     type: inventory?.type ?? 'static',
-    inventory: inventory?.inventory ?? '',
+    // Text and path are kept apart, so switching the type does not turn
+    // hosts into a path or a path into hosts.
+    inventory: inventory && inventory.type !== 'file' ? inventory.inventory : '',
+    path: inventory?.type === 'file' ? inventory.inventory : '',
     repositoryId: inventory?.repository_id ? String(inventory.repository_id) : '',
   });
   const { errors, check } = useLazyValidation(values, validateInventory);
@@ -58,7 +61,7 @@ export function InventoryDialog({ projectId, inventory, keys, repositories, onCl
         ssh_key_id: Number(values.sshKeyId),
         become_key_id: values.becomeKeyId ? Number(values.becomeKeyId) : null,
         type: values.type as InventoryType,
-        inventory: isFile ? values.inventory.trim() : values.inventory,
+        inventory: isFile ? values.path.trim() : values.inventory,
         repository_id: isFile && values.repositoryId ? Number(values.repositoryId) : null,
       },
       { onSuccess: onClose },
@@ -109,9 +112,9 @@ export function InventoryDialog({ projectId, inventory, keys, repositories, onCl
           <TextField
             id="inventory-path"
             label={t('Path to Inventory file')}
-            value={values.inventory}
-            onChange={set('inventory')}
-            error={error(errors.inventory)}
+            value={values.path}
+            onChange={set('path')}
+            error={error(errors.path)}
             isRequired
             autoComplete="off"
             helper={t('A path inside the repository, for example inventories/production.ini')}

@@ -5,11 +5,14 @@ export interface InventoryFormValues {
   sshKeyId: string;
   becomeKeyId: string;
   type: string;
+  /** The hosts, INI or YAML text, for the static types. */
   inventory: string;
+  /** The file's path in the repository, for type file. */
+  path: string;
   repositoryId: string;
 }
 
-export type InventoryField = 'name' | 'sshKeyId' | 'type' | 'inventory';
+export type InventoryField = 'name' | 'sshKeyId' | 'type' | 'path';
 
 /**
  * Inventory (spec §5): name, user credentials and type required; a path
@@ -20,6 +23,6 @@ export function validateInventory(v: InventoryFormValues): Errors<InventoryField
   if (!v.name.trim()) errors.name = 'Name is required';
   if (!v.sshKeyId) errors.sshKeyId = 'User credentials is required';
   if (!v.type) errors.type = 'Type is required';
-  if (v.type === 'file' && !v.inventory.trim()) errors.inventory = 'Path to Inventory file is required';
+  if (v.type === 'file' && !v.path.trim()) errors.path = 'Path to Inventory file is required';
   return errors;
 }

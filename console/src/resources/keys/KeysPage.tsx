@@ -1,15 +1,18 @@
-import { useState } from 'react';
+import { lazy, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { queryKeys } from '../../api/queryKeys';
 import { useQueryClient } from '@tanstack/react-query';
 import { Permission, useProjectAccess } from '../../app/permissions';
-import { DeleteResourceDialog } from '../../components/DeleteResourceDialog';
+import { LazyDeleteResourceDialog as DeleteResourceDialog } from '../../components/lazyDialogs';
+import { Loading } from '../../app/lazyPages';
 import { ResourcePage } from '../../components/ResourcePage';
 import { resourceUrl } from '../../components/useProjectResource';
-import { KeyDialog } from './KeyDialog';
 import type { Key } from './types';
 import { useKeys } from './useKeys';
 import { useKeyTypeTitle } from './keyTypes';
+
+// The form loads when first opened.
+const KeyDialog = lazy(async () => ({ default: (await import('./KeyDialog')).KeyDialog }));
 
 /** /project/{id}/keys: the key store (spec §2). */
 export function KeysPage() {
@@ -38,16 +41,18 @@ export function KeysPage() {
       onEdit={setEditing}
       onDelete={setDeleting}
     >
-      {editing && <KeyDialog projectId={project.id} keyItem={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} />}
-      {deleting && (
-        <DeleteResourceDialog
-          kind="key"
-          name={deleting.name}
-          path={resourceUrl(project.id, 'keys', deleting.id)}
-          onDeleted={() => void queryClient.invalidateQueries({ queryKey: queryKeys.keys(project.id) })}
-          onClose={() => setDeleting(null)}
-        />
-      )}
+      <Loading>
+        {editing && <KeyDialog projectId={project.id} keyItem={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} />}
+        {deleting && (
+          <DeleteResourceDialog
+            kind="key"
+            name={deleting.name}
+            path={resourceUrl(project.id, 'keys', deleting.id)}
+            onDeleted={() => void queryClient.invalidateQueries({ queryKey: queryKeys.keys(project.id) })}
+            onClose={() => setDeleting(null)}
+          />
+        )}
+      </Loading>
     </ResourcePage>
   );
 }

@@ -1,18 +1,21 @@
-import { useState } from 'react';
+import { lazy, useState } from 'react';
 import { Flex, Label } from '@patternfly/react-core';
 import CodeBranchIcon from '@patternfly/react-icons/dist/esm/icons/code-branch-icon';
 import { useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { queryKeys } from '../../api/queryKeys';
 import { Permission, useProjectAccess } from '../../app/permissions';
-import { DeleteResourceDialog } from '../../components/DeleteResourceDialog';
+import { LazyDeleteResourceDialog as DeleteResourceDialog } from '../../components/lazyDialogs';
+import { Loading } from '../../app/lazyPages';
 import { ResourcePage } from '../../components/ResourcePage';
 import { resourceUrl } from '../../components/useProjectResource';
 import { useKeys } from '../keys/useKeys';
 import { urlType } from './gitUrl';
-import { RepositoryDialog } from './RepositoryDialog';
 import type { Repository } from './types';
 import { useRepositories } from './useRepositories';
+
+// The form loads when first opened.
+const RepositoryDialog = lazy(async () => ({ default: (await import('./RepositoryDialog')).RepositoryDialog }));
 
 /** /project/{id}/repositories (spec §2): every row, no paging. */
 export function RepositoriesPage() {
@@ -43,23 +46,25 @@ export function RepositoriesPage() {
       onEdit={setEditing}
       onDelete={setDeleting}
     >
-      {editing && (
-        <RepositoryDialog
-          projectId={project.id}
-          repository={editing === 'new' ? undefined : editing}
-          keys={keys.data ?? []}
-          onClose={() => setEditing(null)}
-        />
-      )}
-      {deleting && (
-        <DeleteResourceDialog
-          kind="repository"
-          name={deleting.name}
-          path={resourceUrl(project.id, 'repositories', deleting.id)}
-          onDeleted={() => void queryClient.invalidateQueries({ queryKey: queryKeys.repositories(project.id) })}
-          onClose={() => setDeleting(null)}
-        />
-      )}
+      <Loading>
+        {editing && (
+          <RepositoryDialog
+            projectId={project.id}
+            repository={editing === 'new' ? undefined : editing}
+            keys={keys.data ?? []}
+            onClose={() => setEditing(null)}
+          />
+        )}
+        {deleting && (
+          <DeleteResourceDialog
+            kind="repository"
+            name={deleting.name}
+            path={resourceUrl(project.id, 'repositories', deleting.id)}
+            onDeleted={() => void queryClient.invalidateQueries({ queryKey: queryKeys.repositories(project.id) })}
+            onClose={() => setDeleting(null)}
+          />
+        )}
+      </Loading>
     </ResourcePage>
   );
 }

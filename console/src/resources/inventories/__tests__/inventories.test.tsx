@@ -26,7 +26,7 @@ function renderPage() {
 
 describe('inventory validation (spec §5)', () => {
   const form = (v: Partial<InventoryFormValues>): InventoryFormValues => ({
-    name: 'prod', sshKeyId: '7', becomeKeyId: '', type: 'static', inventory: '', repositoryId: '', ...v,
+    name: 'prod', sshKeyId: '7', becomeKeyId: '', type: 'static', inventory: '', path: '', repositoryId: '', ...v,
   });
 
   it('requires name, user credentials and type; sudo credentials are optional', () => {
@@ -39,8 +39,8 @@ describe('inventory validation (spec §5)', () => {
   });
 
   it('requires a path for type file only', () => {
-    expect(validateInventory(form({ type: 'file', inventory: ' ' }))).toEqual({ inventory: 'Path to Inventory file is required' });
-    expect(validateInventory(form({ type: 'file', inventory: 'hosts.ini' }))).toEqual({});
+    expect(validateInventory(form({ type: 'file', path: ' ', inventory: '[web]\nweb1' }))).toEqual({ path: 'Path to Inventory file is required' });
+    expect(validateInventory(form({ type: 'file', path: 'hosts.ini' }))).toEqual({});
     expect(validateInventory(form({ type: 'static-yaml', inventory: '' }))).toEqual({});
   });
 });
