@@ -43,12 +43,15 @@ function row(page: Page, name: string) {
   return page.getByRole('row').filter({ has: page.getByRole('gridcell', { name, exact: true }) });
 }
 
-test('creates and edits a key, a repository, an inventory and an environment through the screens', async ({ page, baseURL }, testInfo) => {
-  const api = await apiAs(baseURL!, admin.username, admin.password);
+async function newProject(page: Page, baseURL: string, testInfo: TestInfo) {
+  const api = await apiAs(baseURL, admin.username, admin.password);
   const project = await createProject(api, unique(testInfo, 'Resources UI'));
   await useSession(page, api);
-  const base = `/project/${project.id}`;
+  return { api, project, base: `/project/${project.id}` };
+}
 
+test('creates a login_password key and renames it; its password is never read back', async ({ page, baseURL }, testInfo) => {
+  const { api, project, base } = await newProject(page, baseURL!, testInfo);
   // Key: a login_password key, then renamed; its password is never shown again.
   await open(page, `${base}/keys`, 'Key Store');
   await expect(page.getByText('No keys yet')).toBeVisible();
@@ -75,10 +78,15 @@ test('creates and edits a key, a repository, an inventory and an environment thr
   expect(keyJson).toEqual([expect.objectContaining({ name: 'deployer key', type: 'login_password', empty: false })]);
   expect(JSON.stringify(keyJson)).not.toContain('s3cret-pass');
 
+});
+
+test('creates a repository with the URL-type chips and edits it into a local path', async ({ page, baseURL }, testInfo) => {
+  const { api, project, base } = await newProject(page, baseURL!, testInfo);
+  await createResource(api, project.id, 'keys', { name: 'deployer key', type: 'none' });
   // Repository: the chips rewrite the URL; local disables the branch.
   await open(page, `${base}/repositories`, 'Repositories');
   await page.getByRole('button', { name: 'New Repository' }).click();
-  dialog = page.getByRole('dialog');
+  let dialog = page.getByRole('dialog');
   await dialog.getByRole('textbox', { name: /^Name/ }).fill('playbooks');
   const url = dialog.getByRole('textbox', { name: /URL or path/ });
   await url.fill('git@github.com:example/playbooks.git');
@@ -107,10 +115,15 @@ test('creates and edits a key, a repository, an inventory and an environment thr
   await expect(row(page, 'playbooks')).toContainText('/srv/repos/playbooks');
   await expect(row(page, 'playbooks')).not.toContainText('main');
 
+});
+
+test('creates a static inventory and edits it into a file inventory', async ({ page, baseURL }, testInfo) => {
+  const { api, project, base } = await newProject(page, baseURL!, testInfo);
+  await createResource(api, project.id, 'keys', { name: 'deployer key', type: 'none' });
   // Inventory: static INI text, then a file path.
   await open(page, `${base}/inventory`, 'Inventory');
   await page.getByRole('button', { name: 'New Inventory' }).click();
-  dialog = page.getByRole('dialog');
+  let dialog = page.getByRole('dialog');
   await dialog.getByRole('textbox', { name: /^Name/ }).fill('web servers');
   await dialog.getByRole('combobox', { name: 'User Credentials' }).selectOption({ label: 'deployer key' });
   await dialog.getByLabel(/^Inventory \(INI\)/).fill('[web]\nweb1.example.com');
@@ -128,10 +141,14 @@ test('creates and edits a key, a repository, an inventory and an environment thr
   await expect(dialog).toBeHidden();
   await expect(row(page, 'web servers')).toContainText('File');
 
+});
+
+test('creates an environment with a secret, then deletes the secret; values are never read back', async ({ page, baseURL }, testInfo) => {
+  const { api, project, base } = await newProject(page, baseURL!, testInfo);
   // Environment: JSON checked, a secret added, then deleted; never read back.
   await open(page, `${base}/environment`, 'Environment');
   await page.getByRole('button', { name: 'New Environment' }).click();
-  dialog = page.getByRole('dialog');
+  let dialog = page.getByRole('dialog');
   await dialog.getByRole('textbox', { name: /^Name/ }).fill('production');
   await dialog.getByLabel(/^Extra variables/).fill('{"region": ');
   await dialog.getByRole('button', { name: 'Create' }).click();
@@ -210,66 +227,76 @@ test('a guest sees every resource and no write button', async ({ page, baseURL }
   }
 });
 
-test('screens of the project resources, light and dark', async ({ page, baseURL }, testInfo) => {
-  const api = await apiAs(baseURL!, admin.username, admin.password);
+/** Signs in to a seeded project (its repository used by a template) in the given theme. */
+async function screensOf(page: Page, baseURL: string, testInfo: TestInfo, theme: (typeof themes)[number]) {
+  const api = await apiAs(baseURL, admin.username, admin.password);
   const { project, repoId, inventoryId, environmentId } = await seedProject(api, testInfo);
   const template = await api.post(`/api/project/${project.id}/templates`, {
     data: { project_id: project.id, name: 'Deploy site', playbook: 'site.yml', repository_id: repoId, inventory_id: inventoryId, environment_id: environmentId },
   });
   expect(template.status()).toBe(201);
-  const empty = await createProject(api, unique(testInfo, 'Empty'));
   await useSession(page, api);
   await page.goto('/');
-  const base = `/project/${project.id}`;
-  const shoot = (name: string, theme: string) => screenshot(page, testInfo, `resources-${name}-${theme}`);
+  await page.evaluate((dark) => window.localStorage.setItem('darkMode', dark ? '1' : '0'), theme === 'dark');
+  return {
+    api,
+    base: `/project/${project.id}`,
+    shoot: (name: string) => screenshot(page, testInfo, `resources-${name}-${theme}`),
+  };
+}
 
-  for (const theme of themes) {
-    await page.evaluate((dark) => window.localStorage.setItem('darkMode', dark ? '1' : '0'), theme === 'dark');
+for (const theme of themes) {
+  test(`screens of keys and repositories, with their dialogs, ${theme}`, async ({ page, baseURL }, testInfo) => {
+    const { base, shoot } = await screensOf(page, baseURL!, testInfo, theme);
 
     await open(page, `${base}/keys`, 'Key Store');
     await expect(row(page, 'none key')).toBeVisible();
-    await shoot('keys', theme);
+    await shoot('keys');
     await page.getByRole('button', { name: 'New Key' }).click();
     await page.getByRole('dialog').getByRole('combobox', { name: 'Type' }).selectOption('ssh');
     await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
     await expect(page.getByRole('dialog').getByText('Private key is required')).toBeVisible();
-    await shoot('key-dialog', theme);
+    await shoot('key-dialog');
 
     await open(page, `${base}/repositories`, 'Repositories');
     await expect(row(page, 'site')).toBeVisible();
-    await shoot('repositories', theme);
+    await shoot('repositories');
     await page.getByRole('button', { name: 'Edit site' }).click();
     await expect(page.getByRole('dialog').getByRole('button', { name: 'https' })).toHaveAttribute('aria-pressed', 'true');
-    await shoot('repository-dialog', theme);
+    await shoot('repository-dialog');
     await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
     await page.getByRole('button', { name: 'Delete site' }).click();
     await expect(page.getByRole('dialog', { name: /Can't delete the repository/ })).toBeVisible();
-    await shoot('cannot-delete', theme);
+    await shoot('cannot-delete');
     await page.getByRole('dialog').locator('footer').getByRole('button', { name: 'Close' }).click();
     await page.getByRole('button', { name: 'Delete spare' }).click();
     await expect(page.getByRole('dialog', { name: /Delete repository/ })).toBeVisible();
-    await shoot('delete-confirm', theme);
-    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    await shoot('delete-confirm');
+  });
+
+  test(`screens of inventory, environment and an empty list, ${theme}`, async ({ page, baseURL }, testInfo) => {
+    const { api, base, shoot } = await screensOf(page, baseURL!, testInfo, theme);
 
     await open(page, `${base}/inventory`, 'Inventory');
     await expect(row(page, 'localhost')).toBeVisible();
-    await shoot('inventory', theme);
+    await shoot('inventory');
     await page.getByRole('button', { name: 'Edit localhost' }).click();
     await expect(page.getByRole('dialog').getByLabel(/^Inventory \(INI\)/)).toBeVisible();
-    await shoot('inventory-dialog', theme);
+    await shoot('inventory-dialog');
     await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
 
     await open(page, `${base}/environment`, 'Environment');
     await expect(row(page, 'staging')).toBeVisible();
-    await shoot('environment', theme);
+    await shoot('environment');
     await page.getByRole('button', { name: 'Edit staging' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Add Secret' }).click();
     await expect(page.getByRole('dialog').getByRole('textbox', { name: 'Name of Secret 2' })).toBeVisible();
-    await shoot('environment-dialog', theme);
+    await shoot('environment-dialog');
     await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
 
+    const empty = await createProject(api, unique(testInfo, 'Empty'));
     await open(page, `/project/${empty.id}/repositories`, 'Repositories');
     await expect(page.getByText('No repositories yet')).toBeVisible();
-    await shoot('repositories-empty', theme);
-  }
-});
+    await shoot('repositories-empty');
+  });
+}

@@ -23,8 +23,8 @@ export function EnvironmentDialog({ projectId, environment, onClose }: Environme
   const save = useSaveEnvironment(projectId);
   const [values, setValues] = useState<EnvironmentFormValues>({
     name: environment?.name ?? '',
-    json: environment?.json || '{}',
-    env: environment?.env || '{}',
+    json: pretty(environment?.json),
+    env: pretty(environment?.env),
     secrets: rowsOf(environment?.secrets),
   });
   const { errors, check } = useLazyValidation(values, validateEnvironment);
@@ -84,4 +84,15 @@ export function EnvironmentDialog({ projectId, environment, onClose }: Environme
       />
     </FormDialog>
   );
+}
+
+/** Stored JSON is compact; an editor shows it indented. Both default to {}. */
+function pretty(text: string | undefined): string {
+  if (!text?.trim()) return '{}';
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && Object.keys(value).length > 0 ? JSON.stringify(value, null, 2) : '{}';
+  } catch {
+    return text;
+  }
 }

@@ -45,7 +45,7 @@ export function SecretsEditor({ rows, onChange, showErrors }: SecretsEditorProps
         const label = row.name || t('Secret {{number}}', { number: index + 1 });
         const error = showErrors ? secretNameError(row) : undefined;
         return (
-          <div key={row.rowKey} className="pf-v6-u-mb-sm" data-testid="secret-row">
+          <div key={row.rowKey} className="pf-v6-u-mb-md" data-testid="secret-row">
             <Flex spaceItems={{ default: 'spaceItemsSm' }} flexWrap={{ default: 'nowrap' }} alignItems={{ default: 'alignItemsFlexStart' }}>
               <FlexItem style={{ minWidth: '6.5rem' }}>
                 <FormSelect

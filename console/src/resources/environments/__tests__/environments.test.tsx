@@ -106,7 +106,8 @@ describe('the environment dialog', () => {
     renderPage();
     fireEvent.click(await screen.findByRole('button', { name: 'Edit production' }));
     const dialog = await screen.findByRole('dialog');
-    expect(within(dialog).getByLabelText(/^Extra variables/)).toHaveValue('{"region":"eu"}');
+    // Shown indented, though stored compact.
+    expect(within(dialog).getByLabelText(/^Extra variables/)).toHaveValue('{\n  "region": "eu"\n}');
     expect(within(dialog).getByRole('textbox', { name: 'Name of db_password' })).toHaveValue('db_password');
     expect(within(dialog).getByLabelText('Value of db_password')).toHaveValue('');
     fireEvent.change(within(dialog).getByLabelText('Value of db_password'), { target: { value: 'rotated' } });
