@@ -1,0 +1,131 @@
+// The frame of the project resource screens (keys, repositories, inventory,
+// environment): a title, the New button for those who may write (spec §6),
+// the list's states (spec §4: a spinner while loading, the derived message
+// on failure, a helpful empty state) and a table of every row, no paging.
+import type { ReactNode } from 'react';
+import {
+  Bullseye,
+  Button,
+  EmptyState,
+  EmptyStateBody,
+  Flex,
+  PageSection,
+  Spinner,
+  Title,
+} from '@patternfly/react-core';
+import CubesIcon from '@patternfly/react-icons/dist/esm/icons/cubes-icon';
+import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-circle-icon';
+import PencilAltIcon from '@patternfly/react-icons/dist/esm/icons/pencil-alt-icon';
+import TrashIcon from '@patternfly/react-icons/dist/esm/icons/trash-icon';
+import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
+import type { UseQueryResult } from '@tanstack/react-query';
+import { useTranslation } from 'react-i18next';
+import { errorMessage } from '../api/errors';
+
+export interface Column<T> {
+  title: string;
+  cell(item: T): ReactNode;
+}
+
+interface ResourcePageProps<T extends { id: number; name: string }> {
+  title: string;
+  newLabel: string;
+  /** Whether the user may create, edit and delete (manageProjectResources). */
+  canWrite: boolean;
+  list: UseQueryResult<T[]>;
+  columns: Column<T>[];
+  errorTitle: string;
+  emptyTitle: string;
+  emptyBody: string;
+  onNew(): void;
+  onEdit(item: T): void;
+  onDelete(item: T): void;
+  /** The dialogs the page opens. */
+  children?: ReactNode;
+}
+
+export function ResourcePage<T extends { id: number; name: string }>(props: ResourcePageProps<T>) {
+  const { t } = useTranslation('resources');
+  const { title, newLabel, canWrite, list, onNew, children } = props;
+  return (
+    <PageSection>
+      <Title headingLevel="h1">{title}</Title>
+      {canWrite && (
+        <Flex className="pf-v6-u-my-md">
+          <Button variant="primary" onClick={onNew}>
+            {newLabel}
+          </Button>
+        </Flex>
+      )}
+      {list.isPending && (
+        <Bullseye>
+          <Spinner aria-label={t('Loading')} />
+        </Bullseye>
+      )}
+      {list.isError && (
+        <EmptyState headingLevel="h2" titleText={props.errorTitle} icon={ExclamationCircleIcon} status="danger">
+          <EmptyStateBody>{errorMessage(list.error)}</EmptyStateBody>
+        </EmptyState>
+      )}
+      {list.data && list.data.length === 0 && (
+        <EmptyState headingLevel="h2" titleText={props.emptyTitle} icon={CubesIcon}>
+          <EmptyStateBody>{props.emptyBody}</EmptyStateBody>
+        </EmptyState>
+      )}
+      {list.data && list.data.length > 0 && <ResourceTable {...props} items={list.data} />}
+      {children}
+    </PageSection>
+  );
+}
+
+function ResourceTable<T extends { id: number; name: string }>({
+  title,
+  columns,
+  canWrite,
+  items,
+  onEdit,
+  onDelete,
+}: ResourcePageProps<T> & { items: T[] }) {
+  const { t } = useTranslation('resources');
+  return (
+    <Table aria-label={title} variant="compact">
+      <Thead>
+        <Tr>
+          {columns.map((column) => (
+            <Th key={column.title}>{column.title}</Th>
+          ))}
+          {canWrite && <Th screenReaderText={t('Actions')} />}
+        </Tr>
+      </Thead>
+      <Tbody>
+        {items.map((item) => (
+          <Tr key={item.id}>
+            {columns.map((column) => (
+              <Td key={column.title} dataLabel={column.title}>
+                {column.cell(item)}
+              </Td>
+            ))}
+            {canWrite && (
+              <Td isActionCell>
+                <Flex flexWrap={{ default: 'nowrap' }} spaceItems={{ default: 'spaceItemsNone' }} justifyContent={{ default: 'justifyContentFlexEnd' }}>
+                  <Button
+                    variant="plain"
+                    icon={<PencilAltIcon />}
+                    aria-label={t('Edit {{name}}', { name: item.name })}
+                    onClick={() => onEdit(item)}
+                  />
+                  <Button
+                    variant="plain"
+                    icon={<TrashIcon />}
+                    aria-label={t('Delete {{name}}', { name: item.name })}
+                    onClick={() => onDelete(item)}
+                  />
+                </Flex>
+              </Td>
+            )}
+          </Tr>
+        ))}
+      </Tbody>
+    </Table>
+  );
+}
