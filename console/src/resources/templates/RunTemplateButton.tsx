@@ -1,13 +1,16 @@
-import { useState } from 'react';
+import { lazy, useState } from 'react';
 import { Button } from '@patternfly/react-core';
 import CogIcon from '@patternfly/react-icons/dist/esm/icons/cog-icon';
 import HammerIcon from '@patternfly/react-icons/dist/esm/icons/hammer-icon';
 import RocketIcon from '@patternfly/react-icons/dist/esm/icons/rocket-icon';
 import { useTranslation } from 'react-i18next';
+import { Loading } from '../../app/lazyPages';
 import { Permission, useProjectAccess } from '../../app/permissions';
-import { NewTaskDialog } from '../tasks/NewTaskDialog';
 import { runLabel } from './display';
 import type { Template } from './types';
+
+// The new task dialog loads when a run is asked for.
+const NewTaskDialog = lazy(async () => ({ default: (await import('../tasks/NewTaskDialog')).NewTaskDialog }));
 
 const icons = { Run: <CogIcon />, Build: <HammerIcon />, Deploy: <RocketIcon /> };
 
@@ -33,7 +36,11 @@ export function RunTemplateButton({ template, variant = 'secondary' }: { templat
       >
         {t(label)}
       </Button>
-      {open && <NewTaskDialog template={template} onClose={() => setOpen(false)} />}
+      {open && (
+        <Loading>
+          <NewTaskDialog template={template} onClose={() => setOpen(false)} />
+        </Loading>
+      )}
     </>
   );
 }

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { lazy, useEffect, useState } from 'react';
 import {
   Bullseye,
   Button,
@@ -19,15 +19,18 @@ import PencilAltIcon from '@patternfly/react-icons/dist/esm/icons/pencil-alt-ico
 import { useTranslation } from 'react-i18next';
 import { Navigate, useLocation, useNavigate } from 'react-router-dom';
 import { errorMessage } from '../../api/errors';
+import { Loading } from '../../app/lazyPages';
 import { Permission, useProjectAccess } from '../../app/permissions';
 import { lastView, rememberView } from '../../settings/settings';
-import { EditViewsDialog } from '../views/EditViewsDialog';
 import { useViews, useViewTemplates } from '../views/useViews';
 import { ColumnSettings } from './ColumnSettings';
 import { columnTitles, templateColumns, useHiddenColumns } from './columns';
 import { NewTemplateMenu } from './NewTemplateMenu';
 import { TemplateTable } from './TemplateTable';
 import { useTemplates } from './useTemplates';
+
+// The views dialog (with its drag and drop) loads when first opened.
+const EditViewsDialog = lazy(async () => ({ default: (await import('../views/EditViewsDialog')).EditViewsDialog }));
 
 /** The state a tab link carries: the user chose "All", so no redirect to the last view. */
 const chosen = { allChosen: true };
@@ -128,7 +131,11 @@ export function TemplateList({ viewId }: { viewId?: number }) {
           <TemplateTable projectId={project.id} templates={templates.data} hidden={hidden} base={base} />
         </div>
       )}
-      {editingViews && views.data && <EditViewsDialog projectId={project.id} views={views.data} onClose={() => setEditingViews(false)} />}
+      {editingViews && views.data && (
+        <Loading>
+          <EditViewsDialog projectId={project.id} views={views.data} onClose={() => setEditingViews(false)} />
+        </Loading>
+      )}
     </PageSection>
   );
 }

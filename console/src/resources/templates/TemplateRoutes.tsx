@@ -1,8 +1,13 @@
+import { lazy } from 'react';
 import { Navigate, Route, Routes, useLocation, useParams } from 'react-router-dom';
+import { Loading } from '../../app/lazyPages';
 import { Permission, useProjectAccess } from '../../app/permissions';
-import { TemplateDetail } from './TemplateDetail';
-import { TemplateEditor } from './TemplateEditor';
 import { TemplateList } from './TemplateList';
+
+// The detail and the editor load when opened, so the list (the screen
+// users open most) carries neither the form nor the schedules.
+const TemplateDetail = lazy(async () => ({ default: (await import('./TemplateDetail')).TemplateDetail }));
+const TemplateEditor = lazy(async () => ({ default: (await import('./TemplateEditor')).TemplateEditor }));
 
 /**
  * The template screens (spec §2), mounted at both /project/{id}/templates/*
@@ -60,7 +65,11 @@ function templateIdOf(param: string | undefined): number | undefined {
 function Detail({ viewId }: { viewId?: number }) {
   const templateId = templateIdOf(useParams().templateId);
   if (templateId === undefined) return <ToList />;
-  return <TemplateDetail key={templateId} templateId={templateId} viewId={viewId} />;
+  return (
+    <Loading>
+      <TemplateDetail key={templateId} templateId={templateId} viewId={viewId} />
+    </Loading>
+  );
 }
 
 /** The editor needs manageProjectResources (spec §6); others see the template. */
@@ -72,5 +81,9 @@ function Editor({ viewId }: { viewId?: number }) {
   if (!can(Permission.manageProjectResources)) {
     return <Navigate to={templateId ? `/project/${project.id}/templates/${templateId}` : `/project/${project.id}/templates`} replace />;
   }
-  return <TemplateEditor key={templateId ?? 'new'} templateId={templateId} viewId={viewId} />;
+  return (
+    <Loading>
+      <TemplateEditor key={templateId ?? 'new'} templateId={templateId} viewId={viewId} />
+    </Loading>
+  );
 }
