@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -417,4 +419,36 @@ func TestTaskReconciler_mountsTheTasksOwnSecretAndTheEnvironmentsButNeverCopiesT
 	p.g.Expect(spec).To(ContainSubstring(`"environmentSecret":"prod-secrets"`))
 	p.g.Expect(spec).To(ContainSubstring(`"taskSecret":"run-answers"`))
 	p.g.Expect(spec).NotTo(Or(ContainSubstring("hunter2"), ContainSubstring("t0ken")))
+}
+
+// TestTaskReconciler_runspecNamesTheVariablesWhoseValueIsTheTasks: the
+// Environment's variables win over the task's, and the runspec names only
+// the task's surviving ones (top-level), so the runner keeps them from
+// ansible's templating while the Environment's Jinja still renders.
+func TestTaskReconciler_runspecNamesTheVariablesWhoseValueIsTheTasks(t *testing.T) {
+	p := newTaskProject(t, "tasks-taskvars", 0)
+	p.create(&bastionv1.Environment{ObjectMeta: metaName("jinja"), Spec: bastionv1.EnvironmentSpec{
+		DisplayName: "Jinja", ExtraVars: &apiextensionsv1.JSON{Raw: []byte(`{"sum":"{{ 1 + 1 }}","shared":"env"}`)},
+	}})
+	p.template("vars", func(s *bastionv1.TemplateSpec) { s.EnvironmentRef = bastionv1.ObjectRef{Name: "jinja"} })
+	p.task("with-vars", "vars", func(s *bastionv1.TaskSpec) {
+		s.ExtraVars = &apiextensionsv1.JSON{Raw: []byte(`{"answer":"{{ lookup('pipe','id') }}","shared":"task","nested":{"a":["{{ x }}"]}}`)}
+	})
+	p.job("with-vars")
+	input := &corev1.Secret{}
+	p.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "with-vars-input"}, input)).To(Succeed())
+	var spec runspec.Spec
+	p.g.Expect(json.Unmarshal(input.Data[runspec.TaskFile], &spec)).To(Succeed())
+	p.g.Expect(spec.TaskVarNames).To(Equal([]string{"answer", "nested"}))
+	var vars map[string]any
+	p.g.Expect(json.Unmarshal(spec.ExtraVars, &vars)).To(Succeed())
+	p.g.Expect(vars).To(HaveKeyWithValue("shared", "env"))
+	p.g.Expect(vars).To(HaveKeyWithValue("sum", "{{ 1 + 1 }}"))
+	p.g.Expect(vars).To(HaveKeyWithValue("answer", "{{ lookup('pipe','id') }}"))
+
+	// A task without variables names none (the field is left out).
+	p.task("no-vars", "vars", nil)
+	p.job("no-vars")
+	p.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "no-vars-input"}, input)).To(Succeed())
+	p.g.Expect(string(input.Data[runspec.TaskFile])).NotTo(ContainSubstring("taskVarNames"))
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -150,7 +151,7 @@ func (r *TaskReconciler) resolve(ctx context.Context, task *bastionv1.Task) (*ru
 			spec.Vaults = append(spec.Vaults, runspec.Vault{Name: v.Name, Key: *key})
 		}
 	}
-	if spec.ExtraVars, err = mergeVars(task, env); err != nil {
+	if spec.ExtraVars, spec.TaskVarNames, err = mergeVars(task, env); err != nil {
 		return nil, nil, err
 	}
 	if env.Spec.SecretRef != nil {
@@ -223,25 +224,38 @@ func (r *TaskReconciler) getRef(ctx context.Context, ns, kind, name string, obj 
 }
 
 // mergeVars merges the task's variables under the environment's: the
-// Environment wins (api-contract.md, "Variables").
-func mergeVars(task *bastionv1.Task, env *bastionv1.Environment) (json.RawMessage, error) {
+// Environment wins (api-contract.md, "Variables"). It also returns the
+// names whose final value is the task's, sorted: the runner must not let
+// ansible template those (a survey answer or a webhook's value is
+// untrusted), while the Environment's may use Jinja on purpose.
+func mergeVars(task *bastionv1.Task, env *bastionv1.Environment) (json.RawMessage, []string, error) {
 	merged := map[string]any{}
-	for _, src := range []*[]byte{rawOf(task.Spec.ExtraVars), rawOf(env.Spec.ExtraVars)} {
+	fromTask := map[string]bool{}
+	for i, src := range []*[]byte{rawOf(task.Spec.ExtraVars), rawOf(env.Spec.ExtraVars)} {
 		if src == nil || len(*src) == 0 {
 			continue
 		}
 		vars := map[string]any{}
 		if err := json.Unmarshal(*src, &vars); err != nil {
-			return nil, fmt.Errorf("Environment and extra variables must be valid JSON: %v", err)
+			return nil, nil, fmt.Errorf("Environment and extra variables must be valid JSON: %v", err)
 		}
 		for k, v := range vars {
 			merged[k] = v
+			fromTask[k] = i == 0
 		}
 	}
 	if len(merged) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return json.Marshal(merged)
+	var names []string
+	for k, task := range fromTask {
+		if task {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	data, err := json.Marshal(merged)
+	return data, names, err
 }
 
 type secretSet struct{ names []string }

@@ -33,7 +33,7 @@ func (t *taskRun) binary(name string) (string, error) {
 }
 
 // ansible: ansible-playbook with the inventory, credentials through files,
-// extra variables as one JSON argument, the template's then the task's
+// extra variables as one JSON argument and the task's as an unsafe file, the template's then the task's
 // arguments, and the playbook, which must lie inside the checkout.
 func (t *taskRun) ansible(checkout string) (process, error) {
 	s := t.in.Spec
@@ -58,13 +58,23 @@ func (t *taskRun) ansible(checkout string) (process, error) {
 	if err != nil {
 		return process{}, err
 	}
-	vars, err := t.extraVars()
+	// The Environment's variables may use Jinja on purpose; the task's are
+	// untrusted and go through a file that tags every string !unsafe. The
+	// two share no name, so their order does not matter.
+	trusted, untrusted, err := t.splitVars()
 	if err != nil {
 		return process{}, err
 	}
-	if len(vars) > 0 {
-		data, _ := json.Marshal(vars)
+	if len(trusted) > 0 {
+		data, _ := json.Marshal(trusted)
 		args = append(args, "--extra-vars", string(data))
+	}
+	if len(untrusted) > 0 {
+		file, err := writePrivate(filepath.Join(t.private, "task-vars.yml"), unsafeYAML(untrusted))
+		if err != nil {
+			return process{}, err
+		}
+		args = append(args, "--extra-vars", "@"+file)
 	}
 	if credentials != "" {
 		// Passwords in a file, never in argv where `ps` shows them.

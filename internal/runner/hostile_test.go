@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,21 +75,76 @@ func TestRun_shellWordsInExtraVariablesAndLimitAreInertForAnsible(t *testing.T) 
 	marker := filepath.Join(t.TempDir(), "pwned")
 	repo := gittest.NewRepo(t)
 	repo.WriteFile("site.yml", "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug:\n        msg: \"answer={{ answer }}\"\n", false)
-	// Not Jinja: ansible-core 2.14 renders "{{ lookup('pipe', …) }}" in
-	// an extra variable's value (docs/reliability.md, open finding).
-	values := hostileValues(marker)
+	// Jinja too: the task's variables reach ansible tagged !unsafe.
+	values := append(hostileValues(marker), "{{ lookup('pipe','touch "+marker+"-jinja') }}")
 	for i, v := range values {
 		extra, _ := json.Marshal(map[string]string{"answer": v})
 		in := newInputs(t, runspec.Spec{
 			App: "ansible", Playbook: "site.yml",
 			Repository: runspec.Repository{URL: repo.FileURL(), Branch: gittest.Branch},
 			Inventory:  &runspec.Inventory{Type: "static", Content: "localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"},
-			ExtraVars:  extra, Limit: "localhost," + v,
+			ExtraVars:  extra, TaskVarNames: []string{"answer"}, Limit: "localhost," + v,
 		}, nil)
 		res, out := runTask(t, in)
 		assertNoMarker(t, filepath.Dir(marker))
 		if i == 0 && !contains(out, "answer=; touch") {
 			t.Fatalf("the play did not print the value as text (%+v):\n%s", res, strings.Join(out, "\n"))
+		}
+		if i == len(values)-1 && !contains(out, "answer="+v) {
+			t.Fatalf("the play did not print the Jinja as text (%+v):\n%s", res, strings.Join(out, "\n"))
+		}
+	}
+}
+
+// TestRun_jinjaInTaskVariablesIsTextButTheEnvironmentsIsTemplated runs the
+// real ansible-playbook with a lookup('pipe') in a task variable, nested in
+// another, and in a secret answer: none runs, and the play prints the
+// first two as written; the Environment's "{{ 1 + 1 }}" (trusted, Jinja on
+// purpose) still renders as 2; numbers stay numbers, and a string of quotes,
+// backslashes, a newline, NUL and unicode reaches the play intact.
+func TestRun_jinjaInTaskVariablesIsTextButTheEnvironmentsIsTemplated(t *testing.T) {
+	dir := t.TempDir()
+	pipe := func(name string) string {
+		return "{{ lookup('pipe','touch " + filepath.Join(dir, "pwned-"+name) + "') }}"
+	}
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", `- hosts: all
+  gather_facts: false
+  tasks:
+    - debug:
+        msg: "answer=[{{ answer }}] nested=[{{ nested.list[0].deep }}] token=[{{ token | length }}] sum=[{{ sum }}] count=[{{ count + 1 }}] odd=[{{ odd }}]"
+`, false)
+	odd := "quote\" back\\ nl\n nul\x00 ü 🚀"
+	extra, _ := json.Marshal(map[string]any{
+		"answer": pipe("top"),
+		"nested": map[string]any{"list": []any{map[string]any{"deep": pipe("nested")}}},
+		"count":  41,
+		"odd":    odd,
+		"sum":    "{{ 1 + 1 }}",
+	})
+	in := newInputs(t, runspec.Spec{
+		App: "ansible", Playbook: "site.yml",
+		Repository:   runspec.Repository{URL: repo.FileURL(), Branch: gittest.Branch},
+		Inventory:    &runspec.Inventory{Type: "static", Content: "localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"},
+		ExtraVars:    extra,
+		TaskVarNames: []string{"answer", "count", "nested", "odd"},
+		TaskSecret:   "task-secret",
+	}, map[string]map[string]string{"task-secret": {"var.token": pipe("secret")}})
+	res, out := runTask(t, in)
+	if !res.Succeeded() {
+		t.Fatalf("run failed: %+v\n%s", res, strings.Join(out, "\n"))
+	}
+	assertNoMarker(t, dir)
+	for _, want := range []string{
+		"answer=[" + pipe("top") + "]",
+		"nested=[" + pipe("nested") + "]",
+		"token=[" + fmt.Sprint(len(pipe("secret"))) + "]",
+		"sum=[2]",
+		"count=[42]",
+		`odd=[quote\" back\\ nl\n nul\u0000 ü 🚀]`,
+	} {
+		if !contains(out, want) {
+			t.Errorf("the play did not print %q:\n%s", want, strings.Join(out, "\n"))
 		}
 	}
 }

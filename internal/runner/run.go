@@ -149,23 +149,32 @@ func (t *taskRun) programEnv() ([]string, error) {
 // extraVars merges the task's and Environment's variables (already merged
 // by the engine) with the secret ones; secrets win, the task's own last.
 func (t *taskRun) extraVars() (map[string]any, error) {
+	vars, _, err := t.vars()
+	return vars, err
+}
+
+// vars is extraVars, with the set of names whose final value the task set
+// (runspec's TaskVarNames, or the task's secret answers).
+func (t *taskRun) vars() (map[string]any, map[string]bool, error) {
 	vars := map[string]any{}
 	if len(t.in.Spec.ExtraVars) > 0 {
 		if err := json.Unmarshal(t.in.Spec.ExtraVars, &vars); err != nil {
-			return nil, fmt.Errorf("Environment and extra variables must be valid JSON: %v", err)
+			return nil, nil, fmt.Errorf("Environment and extra variables must be valid JSON: %v", err)
 		}
 	}
+	fromTask := keysOf(t.in.Spec.TaskVarNames)
 	for _, name := range []string{t.in.Spec.EnvironmentSecret, t.in.Spec.TaskSecret} {
 		secret, err := t.in.secretValues(name, "var.")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for k, v := range secret {
 			vars[k] = v
+			fromTask[k] = name == t.in.Spec.TaskSecret
 			t.redact(v)
 		}
 	}
-	return vars, nil
+	return vars, fromTask, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -54,8 +54,14 @@ type Spec struct {
 
 	// ExtraVars are the task's variables merged under the Environment's
 	// (the Environment wins). Env becomes process environment variables.
-	ExtraVars json.RawMessage   `json:"extraVars,omitempty"`
-	Env       map[string]string `json:"env,omitempty"`
+	ExtraVars json.RawMessage `json:"extraVars,omitempty"`
+	// TaskVarNames are the top-level keys of ExtraVars whose value came
+	// from the task (survey answers, its extra variables, values extracted
+	// from a webhook) rather than the Environment: untrusted, so the runner
+	// hands them to ansible as unsafe (never templated). Absent from specs
+	// written before it existed, which then count every variable as trusted.
+	TaskVarNames []string          `json:"taskVarNames,omitempty"`
+	Env          map[string]string `json:"env,omitempty"`
 	// EnvironmentSecret names the Environment's Secret (keys "var.X" and
 	// "env.X"), if any.
 	EnvironmentSecret string `json:"environmentSecret,omitempty"`
