@@ -76,13 +76,13 @@ function TaskTable({ tasks, showTemplate }: { tasks: Task[]; showTemplate: boole
       <Table aria-label={t('Tasks')} variant="compact" data-testid="task-list">
         <Thead>
           <Tr>
-            <Th>{t('Task')}</Th>
-            {showTemplate && <Th>{t('Template')}</Th>}
-            <Th>{t('Version')}</Th>
-            <Th>{t('Status')}</Th>
-            <Th>{t('User')}</Th>
-            <Th>{t('Start')}</Th>
-            <Th>{t('Duration')}</Th>
+            <Th modifier="wrap">{t('Task')}</Th>
+            {showTemplate && <Th modifier="wrap">{t('Template')}</Th>}
+            <Th modifier="wrap">{t('Version')}</Th>
+            <Th modifier="wrap">{t('Status')}</Th>
+            <Th modifier="wrap">{t('User')}</Th>
+            <Th modifier="wrap">{t('Start')}</Th>
+            <Th modifier="wrap">{t('Duration')}</Th>
           </Tr>
         </Thead>
         <Tbody>
