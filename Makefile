@@ -114,8 +114,9 @@ test-console: console/node_modules/.package-lock.json ## Console type check and 
 	cd console && npm run typecheck && npm test
 
 .PHONY: test-e2e
-test-e2e: envtest-assets $(BASTION) ## Playwright against `bastion dev` on a free port.
-	cd console && BASTION_BIN=$(BASTION) npm run e2e
+test-e2e: envtest-assets $(TERRAFORM) $(BASTION) ## Playwright against `bastion dev` on a free port.
+	# Terraform 1.5.7 first on PATH, as for the Go tests: the task tests run it.
+	cd console && PATH="$(dir $(TERRAFORM)):$$PATH" BASTION_BIN=$(BASTION) npm run e2e
 
 ##@ Images and deployment
 # Image names; the Helm chart's image values and the manager's
