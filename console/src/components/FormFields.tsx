@@ -29,6 +29,19 @@ export function FieldError({ error }: { error?: string }) {
   );
 }
 
+/** Under a field: its validation message if it has one, else its help. */
+export function FieldMessage({ error, helper }: { error?: string; helper?: ReactNode }) {
+  if (error) return <FieldError error={error} />;
+  if (!helper) return null;
+  return (
+    <FormHelperText>
+      <HelperText>
+        <HelperTextItem>{helper}</HelperTextItem>
+      </HelperText>
+    </FormHelperText>
+  );
+}
+
 interface TextFieldProps {
   id: string;
   label: string;
@@ -61,17 +74,7 @@ export function TextField({ id, label, value, onChange, error, helper, isRequire
         isDisabled={saving || isDisabled}
         {...input}
       />
-      {error ? (
-        <FieldError error={error} />
-      ) : (
-        helper && (
-          <FormHelperText>
-            <HelperText>
-              <HelperTextItem>{helper}</HelperTextItem>
-            </HelperText>
-          </FormHelperText>
-        )
-      )}
+      <FieldMessage error={error} helper={helper} />
     </FormGroup>
   );
 }

@@ -2,8 +2,8 @@
 // the field's message, disabled while the form saves (spec §4). Code (JSON,
 // INI, YAML, private keys) is shown in a monospace font.
 import { useContext, type ReactNode } from 'react';
-import { FormGroup, FormHelperText, HelperText, HelperTextItem, TextArea } from '@patternfly/react-core';
-import { FieldError, FormDisabledContext } from './FormFields';
+import { FormGroup, TextArea } from '@patternfly/react-core';
+import { FieldMessage, FormDisabledContext } from './FormFields';
 
 interface TextAreaFieldProps {
   id: string;
@@ -38,17 +38,7 @@ export function TextAreaField({ id, label, value, onChange, error, isRequired, i
         spellCheck={isCode ? false : undefined}
         style={isCode ? { fontFamily: 'var(--pf-t--global--font--family--mono)', fontSize: '0.875rem' } : undefined}
       />
-      {error ? (
-        <FieldError error={error} />
-      ) : (
-        helper && (
-          <FormHelperText>
-            <HelperText>
-              <HelperTextItem>{helper}</HelperTextItem>
-            </HelperText>
-          </FormHelperText>
-        )
-      )}
+      <FieldMessage error={error} helper={helper} />
     </FormGroup>
   );
 }

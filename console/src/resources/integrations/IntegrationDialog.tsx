@@ -6,7 +6,7 @@ import { TextField } from '../../components/FormFields';
 import { useLazyValidation } from '../../components/useLazyValidation';
 import { useProjectAccess } from '../../app/permissions';
 import { authMethods } from './labels';
-import { SelectField } from './SelectField';
+import { SelectField } from '../../components/SelectField';
 import type { AuthMethod, Integration } from './types';
 import { useKeyChoices, useSaveIntegration, useTemplateChoices } from './useIntegrations';
 import { authFields, integrationPayload, validateIntegration, type IntegrationFormValues } from './validation';

@@ -7,7 +7,7 @@ import { useLazyValidation } from '../../components/useLazyValidation';
 import { useProjectAccess } from '../../app/permissions';
 import { INTEGRATION_DIALOG_WIDTH } from './IntegrationDialog';
 import { bodyDataTypes, matchMethods, sources } from './labels';
-import { SelectField } from './SelectField';
+import { SelectField } from '../../components/SelectField';
 import type { BodyDataType, Matcher, MatchMethod, Source } from './types';
 import { useSaveIntegrationItem } from './useIntegrationItems';
 import { validateMatcher, type MatcherFormValues } from './validation';

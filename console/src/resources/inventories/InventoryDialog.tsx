@@ -94,6 +94,7 @@ export function InventoryDialog({ projectId, inventory, keys, repositories, onCl
         label={t('Sudo Credentials (optional)')}
         value={values.becomeKeyId}
         placeholder={t('None')}
+        emptyIsValue
         options={keyOptions}
         onChange={set('becomeKeyId')}
       />
@@ -124,6 +125,7 @@ export function InventoryDialog({ projectId, inventory, keys, repositories, onCl
             label={t('Repository (optional)')}
             value={values.repositoryId}
             placeholder={t("The template's repository")}
+            emptyIsValue
             options={repositories.map((repo) => ({ value: String(repo.id), label: repo.name }))}
             onChange={set('repositoryId')}
           />

@@ -6,7 +6,7 @@ import type { Errors } from '../../components/useLazyValidation';
 import { useProjectAccess } from '../../app/permissions';
 import { useViews } from '../views/useViews';
 import { appTitle } from './AppIcon';
-import { SelectField } from './SelectField';
+import { SelectField } from '../../components/SelectField';
 import { SurveyEditor } from './SurveyEditor';
 import { typeTitles } from './TemplateSettings';
 import type { TemplateType } from './types';
@@ -69,7 +69,7 @@ export function TemplateFormFields({ values, set, errors, cronError, templateId 
             />
           </GridItem>
           <GridItem>
-            <SelectField id="template-view" label={t('View')} value={values.viewId} onChange={(v) => set('viewId', v)} placeholder={t('No view')} options={(views.data ?? []).map((v) => ({ value: String(v.id), label: v.title }))} isLoading={views.isPending} />
+            <SelectField id="template-view" label={t('View')} value={values.viewId} onChange={(v) => set('viewId', v)} placeholder={t('No view')} emptyIsValue options={(views.data ?? []).map((v) => ({ value: String(v.id), label: v.title }))} isLoading={views.isPending} />
           </GridItem>
         </Grid>
         <FormGroup label={t('Description')} fieldId="template-description">
@@ -86,13 +86,13 @@ export function TemplateFormFields({ values, set, errors, cronError, templateId 
             <TextField id="template-playbook" label={t('Playbook filename')} value={values.playbook} onChange={(v) => set('playbook', v)} error={err('playbook')} isRequired placeholder="site.yml" helper={t('The path inside the repository.')} />
           </GridItem>
           <GridItem>
-            <SelectField id="template-inventory" label={t('Inventory')} value={values.inventoryId} onChange={(v) => set('inventoryId', v)} placeholder={t('None')} {...inventories} />
+            <SelectField id="template-inventory" label={t('Inventory')} value={values.inventoryId} onChange={(v) => set('inventoryId', v)} placeholder={t('None')} emptyIsValue {...inventories} />
           </GridItem>
           <GridItem>
             <SelectField id="template-environment" label={t('Environment')} value={values.environmentId} onChange={(v) => set('environmentId', v)} placeholder={t('Choose an environment')} {...environments} error={err('environmentId')} isRequired />
           </GridItem>
           <GridItem>
-            <SelectField id="template-vault-key" label={t('Vault key')} value={values.vaultKeyId} onChange={(v) => set('vaultKeyId', v)} placeholder={t('None')} {...keys} />
+            <SelectField id="template-vault-key" label={t('Vault key')} value={values.vaultKeyId} onChange={(v) => set('vaultKeyId', v)} placeholder={t('None')} emptyIsValue {...keys} />
           </GridItem>
         </Grid>
       </FormSection>
