@@ -235,4 +235,30 @@ describe('the matcher dialog (spec §5)', () => {
     );
     expect(await within(dialog).findByTestId('save-error')).toHaveTextContent('Value is required');
   });
+
+  it('edits a matcher with a PUT carrying its id and integration_id', async () => {
+    const api = renderDetail(15, { 'PUT /project/1/integrations/5/matchers/22': [204] });
+    fireEvent.click(await screen.findByRole('button', { name: 'Edit Push event' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Edit Matcher' });
+    fireEvent.change(within(dialog).getByRole('textbox', { name: 'Value' }), { target: { value: 'release' } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
+    await waitFor(() =>
+      expect(api.writes()).toEqual([
+        {
+          method: 'PUT',
+          path: '/project/1/integrations/5/matchers/22',
+          body: { id: 22, name: 'Push event', match_type: 'header', body_data_type: '', key: 'X-Event', method: 'contains', value: 'release', integration_id: 5 },
+        },
+      ]),
+    );
+  });
+
+  it('deletes a matcher after asking', async () => {
+    const api = renderDetail(15, { 'DELETE /project/1/integrations/5/matchers/21': [204] });
+    fireEvent.click(await screen.findByRole('button', { name: 'Delete Main branch' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(dialog).toHaveTextContent('Are you sure you want to delete the matcher Main branch?');
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Delete' }));
+    await waitFor(() => expect(api.writes()).toEqual([{ method: 'DELETE', path: '/project/1/integrations/5/matchers/21', body: undefined }]));
+  });
 });

@@ -49,6 +49,14 @@ describe('the team screen (spec §2)', () => {
     expect(options.map((o) => o.textContent)).toEqual(['Owner', 'Manager', 'Task Runner', 'Guest']);
   });
 
+  it('shows the derived message in place of the table when the list fails', async () => {
+    stubApi({ 'GET /project/1/users?sort=name&order=asc': [500, { error: 'the cluster is unreachable' }] });
+    renderTeam('owner', 15);
+    expect(await screen.findByRole('heading', { name: 'The team could not be loaded' })).toBeInTheDocument();
+    expect(screen.getByText('the cluster is unreachable')).toBeInTheDocument();
+    expect(screen.queryByRole('grid', { name: 'Team' })).not.toBeInTheDocument();
+  });
+
   it('shows all 25 members of a big team, with no pager', async () => {
     const big = Array.from({ length: 25 }, (_, i) => ({
       id: 100 + i, username: `user${String(i).padStart(2, '0')}`, name: `User ${String(i).padStart(2, '0')}`, role: 'guest',

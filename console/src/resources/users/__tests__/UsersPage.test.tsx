@@ -22,6 +22,14 @@ describe('the users screen (spec §2)', () => {
     await waitFor(() => expect(within(table).getAllByRole('row')).toHaveLength(1 + 4));
   });
 
+  it('shows the derived message in place of the table when the list fails', async () => {
+    stubApi({ 'GET /users': [500, { error: 'the store is unreachable' }] });
+    renderWithProviders(<UsersPage />, { path: '/users' });
+    expect(await screen.findByRole('heading', { name: 'The users could not be loaded' })).toBeInTheDocument();
+    expect(screen.getByText('the store is unreachable')).toBeInTheDocument();
+    expect(screen.queryByRole('grid', { name: 'Users' })).not.toBeInTheDocument();
+  });
+
   it('disables delete on your own row, and asks before deleting another', async () => {
     const api = stubApi({ 'GET /users': [200, [admin, alice]], 'DELETE /users/2': [204] });
     renderWithProviders(<UsersPage />, { path: '/users' });
