@@ -74,6 +74,17 @@ describe('the template detail (spec §2)', () => {
     await waitFor(() => expect(screen.getByTestId('location')).toHaveTextContent(/^\/project\/1\/templates$/));
   });
 
+  it('opens the same detail under a view, /views/{vid}/templates/{tid} (spec §2)', async () => {
+    stubApi(reads);
+    renderWithProviders(inProject(<TemplateRoutes />, infra, admin, 'owner', 15), {
+      path: '/project/1/views/4/templates/9',
+      route: '/project/:projectId/views/*',
+    });
+    expect(await screen.findByRole('heading', { name: 'Ship it' })).toBeInTheDocument();
+    expect(await screen.findByText('Only on a new commit of Playbooks')).toBeInTheDocument();
+    expect(screen.getByTestId('location')).toHaveTextContent(/^\/project\/1\/views\/4\/templates\/9$/);
+  });
+
   it('offers no edit, delete or run to a guest', async () => {
     stubApi(reads);
     renderDetail(0, alice);
