@@ -1,5 +1,5 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { stubApi } from '../../../test/api';
 import { admin, alice, project } from '../../../test/fixtures';
 import { inProject } from '../../../test/project';
@@ -142,6 +142,36 @@ describe('the repository dialog', () => {
     fireEvent.change(url(), { target: { value: 'http://github.com/org/site.git' } });
     expect(within(dialog).getByText('Incorrect URL')).toBeInTheDocument();
     expect(api.writes()).toEqual([]);
+  });
+
+  it('says nothing before the first save, then follows the input (spec §5: lazy validation)', async () => {
+    await openNew();
+    const dialog = screen.getByRole('dialog');
+    fireEvent.change(url(), { target: { value: 'http://github.com/org/site.git' } });
+    fireEvent.change(url(), { target: { value: '' } });
+    expect(within(dialog).queryByText(/is required|Incorrect URL/)).not.toBeInTheDocument();
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Create' }));
+    expect(within(dialog).getByText('Name is required')).toBeInTheDocument();
+    fireEvent.change(within(dialog).getByRole('textbox', { name: /^Name/ }), { target: { value: 'site' } });
+    expect(within(dialog).queryByText('Name is required')).not.toBeInTheDocument();
+  });
+
+  it('disables every input while saving (spec §4)', async () => {
+    await openNew();
+    // The save never answers: the form stays in its saving state.
+    const answering = globalThis.fetch;
+    vi.stubGlobal('fetch', (input: RequestInfo | URL, init?: RequestInit) =>
+      init?.method === 'POST' ? new Promise<Response>(() => {}) : answering(input, init),
+    );
+    const dialog = screen.getByRole('dialog');
+    fireEvent.change(within(dialog).getByRole('textbox', { name: /^Name/ }), { target: { value: 'site' } });
+    fireEvent.change(url(), { target: { value: '/srv/repos/site' } });
+    fireEvent.change(within(dialog).getByRole('combobox', { name: 'Access Key' }), { target: { value: '7' } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Create' }));
+    await waitFor(() => expect(within(dialog).getByRole('textbox', { name: /^Name/ })).toBeDisabled());
+    expect(url()).toBeDisabled();
+    expect(within(dialog).getByRole('combobox', { name: 'Access Key' })).toBeDisabled();
+    expect(within(dialog).getByRole('button', { name: 'Cancel' })).toBeDisabled();
   });
 
   it('creates the repository with POST and closes', async () => {

@@ -1,5 +1,5 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { stubApi, type Answer } from '../../../test/api';
 import { admin, project } from '../../../test/fixtures';
 import { inProject } from '../../../test/project';
@@ -61,6 +61,31 @@ describe('the template editor', () => {
     fireEvent.change(field(/^Type/), { target: { value: 'build' } });
     expect(await screen.findByText('Start version is required')).toBeInTheDocument();
     expect(api.writes()).toEqual([]);
+  });
+
+  it('says nothing before the first save (spec §5: lazy validation)', async () => {
+    stubApi(reads);
+    renderEditor('/project/1/templates/new/edit');
+    await screen.findByRole('button', { name: 'Create' });
+    fireEvent.change(field(/^Name/), { target: { value: 'x' } });
+    fireEvent.change(field(/^Name/), { target: { value: '' } });
+    fireEvent.change(field(/^Type/), { target: { value: 'deploy' } });
+    expect(screen.queryByText(/is required/)).not.toBeInTheDocument();
+  });
+
+  it('disables every input while saving (spec §4)', async () => {
+    stubApi(reads);
+    renderEditor('/project/1/templates/new/edit');
+    await screen.findByRole('button', { name: 'Create' });
+    await fillRequired();
+    // The save never answers: the form stays in its saving state.
+    const answering = globalThis.fetch;
+    vi.stubGlobal('fetch', (input: RequestInfo | URL, init?: RequestInit) =>
+      init?.method === 'POST' ? new Promise<Response>(() => {}) : answering(input, init),
+    );
+    fireEvent.click(screen.getByRole('button', { name: 'Create' }));
+    await waitFor(() => expect(field(/^Name/)).toBeDisabled());
+    for (const name of [/^Playbook filename/, /^Repository/, /^Environment/, /^Type/, /^Cron/]) expect(field(name)).toBeDisabled();
   });
 
   it('has the server check the cron expression before saving anything', async () => {
