@@ -52,11 +52,15 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the kubebuilder markers.
 	$(CONTROLLER_GEN) crd rbac:roleName=bastion-manager paths=./api/... paths=./controllers/... paths=./apiserver/... paths=./internal/users/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	# Secrets and ConfigMaps: a second ClusterRole, bound only in the
+	# namespaces the manager owns (internal/nsaccess).
+	$(CONTROLLER_GEN) rbac:roleName=bastion-namespace paths=./internal/nsaccess/... output:rbac:artifacts:config=config/rbac/namespace
 	# The Helm chart ships copies (a chart cannot read outside its directory);
 	# test/packaging fails when they differ.
 	rm -f config/helm/bastion/files/crds/*.yaml
 	cp config/crd/bases/*.yaml config/helm/bastion/files/crds/
 	cp config/rbac/role.yaml config/helm/bastion/files/rbac/role.yaml
+	cp config/rbac/namespace/role.yaml config/helm/bastion/files/rbac/namespace-role.yaml
 
 .PHONY: envtest-assets
 envtest-assets: $(ENVTEST_ASSETS)/kube-apiserver ## Build etcd, kube-apiserver and kubectl from Go modules (cached outside the repo).

@@ -160,7 +160,7 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = -1
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme, Cache: controllers.CacheOptions(), Client: controllers.ClientOptions(),
+		Scheme: scheme, Cache: controllers.CacheOptions(managerNamespace), Client: controllers.ClientOptions(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
 	if err != nil {
@@ -181,8 +181,15 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 		return nil, stops, err
 	}
 	alloc := &ids.Allocator{Client: direct}
+	keys, err := controllers.NewKeyWatches(cfg)
+	if err != nil {
+		return nil, stops, err
+	}
+	if err := mgr.Add(keys); err != nil {
+		return nil, stops, err
+	}
 	err = controllers.Setup(mgr, controllers.Options{
-		ManagerNamespace: managerNamespace, IDs: alloc, Store: st,
+		ManagerNamespace: managerNamespace, IDs: alloc, Store: st, Keys: keys,
 		Launcher: &launch.JobLauncher{Client: mgr.GetClient(), Options: launch.DefaultJobOptions()},
 	})
 	if err != nil {
@@ -193,7 +200,7 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 	srv := httptest.NewUnstartedServer(nil)
 	opts := apiserver.Options{
 		Version: "test", PublicURL: "http://" + srv.Listener.Addr().String(),
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Store: st, Hub: hub.New(),
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Keys: keys, Store: st, Hub: hub.New(),
 		Users: userStore, IDs: alloc, ManagerNamespace: managerNamespace,
 		Auth: apiserver.AuthOptions{Now: clock.Now},
 	}

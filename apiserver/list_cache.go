@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"golang.org/x/sync/singleflight"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -102,24 +101,28 @@ func (c *listCache) put(ns, key string, a cachedAnswer) {
 	answers[key] = a
 }
 
+// KeyEvents tells of key Secrets, which the manager's cache does not hold
+// (controllers.KeyWatches): Watch follows a namespace, and Listen hears of
+// every key added, relabelled or deleted in the followed ones.
+type KeyEvents interface {
+	Watch(namespace string)
+	Listen(func(*metav1.PartialObjectMetadata))
+}
+
 // watch raises generations on the changes of the kinds the lists show.
 // Tasks are not watched here: the task index raises the generation after
 // it applied a change, so no answer is rendered from an index that has
 // not seen it yet.
-func (c *listCache) watch(ctx context.Context, informers cache.Informers) error {
-	keys := &metav1.PartialObjectMetadata{}
-	keys.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+func (c *listCache) watch(ctx context.Context, informers cache.Informers, keys KeyEvents) error {
 	perProject := []client.Object{&bastionv1.Template{}, &bastionv1.Inventory{}, &bastionv1.Repository{}, &bastionv1.Environment{},
-		&bastionv1.View{}, &bastionv1.Schedule{}, &bastionv1.Integration{}, keys}
+		&bastionv1.View{}, &bastionv1.Schedule{}, &bastionv1.Integration{}}
 	for _, obj := range perProject {
-		if err := c.on(ctx, informers, obj, func(o metav1.Object) {
-			if _, isSecret := o.(*metav1.PartialObjectMetadata); isSecret && o.GetLabels()[bastionv1.LabelKeyType] == "" {
-				return // not a key: task inputs and environment secrets come and go
-			}
-			c.changed(o.GetNamespace())
-		}); err != nil {
+		if err := c.on(ctx, informers, obj, func(o metav1.Object) { c.changed(o.GetNamespace()) }); err != nil {
 			return err
 		}
+	}
+	if keys != nil {
+		keys.Listen(func(key *metav1.PartialObjectMetadata) { c.changed(key.Namespace) })
 	}
 	return c.on(ctx, informers, &bastionv1.User{}, func(metav1.Object) { c.changedEverywhere() })
 }
@@ -157,6 +160,11 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, key string,
 		return
 	}
 	ns := projectOf(r).namespace()
+	if s.opts.Keys != nil {
+		// Every replica's lists follow the keys of the projects they
+		// answer for (the leader's Project controller follows them all).
+		s.opts.Keys.Watch(ns)
+	}
 	gen, global := s.lists.version(ns)
 	answer, ok := s.lists.get(ns, key, gen, global)
 	if !ok || !s.tasks.fresh(ns) {
@@ -226,9 +234,9 @@ func (s *Server) listsChanged(a *projectAccess) {
 	}
 }
 
-func (s *Server) watchLists(ctx context.Context, informers cache.Informers) error {
+func (s *Server) watchLists(ctx context.Context, informers cache.Informers, keys KeyEvents) error {
 	if err := s.tasks.watch(ctx, informers); err != nil {
 		return err
 	}
-	return s.lists.watch(ctx, informers)
+	return s.lists.watch(ctx, informers, keys)
 }

@@ -195,6 +195,11 @@ func (s *Server) createProject(ctx context.Context, p *principal, spec bastionv1
 		_ = s.opts.Client.Delete(context.WithoutCancel(ctx), project)
 		return nil, err
 	}
+	if err := s.opts.Granter.Grant(ctx, ns.Name); err != nil {
+		// The Project controller deletes the namespace with the project.
+		_ = s.opts.Client.Delete(context.WithoutCancel(ctx), project)
+		return nil, err
+	}
 	return project, s.waitCached(ctx, project)
 }
 

@@ -12,14 +12,13 @@ package apiserver
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects;templates;repositories;inventories;environments;views;schedules;integrations;integrationaliases;tasks,verbs=get;list;watch;create;update;patch;delete
 //
 // Keys, environment secrets, integration secrets and survey answers live in
-// Secrets of project namespaces; the API writes them and never returns
-// their values.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// Secrets of project namespaces, and id counters in ConfigMaps: the
+// manager's rights on both come from internal/nsaccess, bound in each
+// project namespace, never cluster-wide. Creating a project binds them in
+// its new namespace at once, so that the next call can write there.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create;update;delete
 //
 // A project created through /api gets its namespace at once (the Project
 // controller adopts it), so the next call can create resources in it;
 // restore deletes the namespace of a project it rolls back.
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;create;delete
-//
-// Integer ids are allocated from counter ConfigMaps (internal/ids).
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;update

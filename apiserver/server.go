@@ -15,6 +15,7 @@ import (
 
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/nsaccess"
 	"github.com/bastion-dev/bastion/internal/oidc"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/users"
@@ -43,6 +44,13 @@ type Options struct {
 	// and template lists index each project's tasks from its Task
 	// informer; without it they answer 503.
 	Informers cache.Informers
+	// Keys tells of key Secrets that change, per project namespace
+	// (controllers.KeyWatches); key Secrets are not in Informers. Without
+	// it, lists showing keys see only this API's own writes.
+	Keys KeyEvents
+	// Granter gives the manager Secrets and ConfigMaps in the namespace of
+	// a project created here, before its first write there.
+	Granter *nsaccess.Granter
 
 	// Users signs users in and manages them. With Client, Store and IDs it
 	// turns on the signed-in API (spec §7); without, only /ping, /info,
@@ -83,7 +91,7 @@ func New(opts Options) http.Handler {
 	if opts.Informers != nil && opts.Store != nil {
 		s.lists = newListCache()
 		s.tasks = newTaskIndex(opts.Store, s.lists.changed, s.templateNamesByID)
-		if err := s.watchLists(context.Background(), opts.Informers); err != nil {
+		if err := s.watchLists(context.Background(), opts.Informers, opts.Keys); err != nil {
 			logAPI().Error(err, "the task and template lists cannot watch the cache; they will answer 503")
 			s.tasks, s.lists = nil, nil
 		}

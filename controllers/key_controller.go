@@ -3,11 +3,13 @@ package controllers
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
@@ -17,14 +19,15 @@ import (
 //
 // It reads Secrets as metadata only: an id needs the labels, and a
 // controller that never holds a Secret's data can neither leak nor log it.
-// Other Secrets are filtered out before they reach the work queue.
+// Keys reach it through KeyWatches, one watch per project namespace, which
+// lists only Secrets labelled as keys. Its rights on Secrets come from the
+// namespaces' bastion-namespace binding (internal/nsaccess), not from the
+// manager's ClusterRole.
 type KeyReconciler struct {
 	client.Client
-	IDs *ids.Allocator
+	IDs  *ids.Allocator
+	Keys *KeyWatches
 }
-
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;update
 
 // Reconcile assigns the key's id.
 func (r *KeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -44,13 +47,18 @@ func isKey(obj client.Object) bool {
 	return ok
 }
 
-// SetupWithManager registers the reconciler for key Secrets. Only label
-// changes can give a Secret an id or make it a key, so data changes are
-// ignored too.
+// SetupWithManager registers the reconciler. Its source listens to the
+// key watches once the controller starts (on the leader only), and hears
+// first of every key already known.
 func (r *KeyReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	keys := source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		r.Keys.Listen(func(key *metav1.PartialObjectMetadata) {
+			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: key.Namespace, Name: key.Name}})
+		})
+		return nil
+	})
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&corev1.Secret{}, builder.OnlyMetadata,
-			builder.WithPredicates(predicate.NewPredicateFuncs(isKey), predicate.LabelChangedPredicate{})).
 		Named("key").
+		WatchesRawSource(keys).
 		Complete(r)
 }

@@ -19,6 +19,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/nsaccess"
 )
 
 // ProjectReconciler gives every Project its own Namespace.
@@ -31,13 +32,18 @@ type ProjectReconciler struct {
 	// RunnerNetworkPolicy, when set, is the egress that task pods are
 	// allowed; every project namespace gets it (see network_policy.go).
 	RunnerNetworkPolicy *networkingv1.NetworkPolicySpec
+	// Keys is told which namespaces to follow key Secrets in.
+	Keys *KeyWatches
+	// Namespaces grants the manager Secrets and ConfigMaps in the
+	// project's namespace.
+	Namespaces *nsaccess.Granter
 }
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=projects/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;update;delete
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;update
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create;update;delete
 
 // Reconcile creates the project's namespace and records it in the status.
 func (r *ProjectReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
@@ -113,6 +119,12 @@ func (r *ProjectReconciler) reconcileNamespace(ctx context.Context, project *bas
 		return nil
 	}
 
+	// Secrets and ConfigMaps first: the key watch and every id counter of
+	// the namespace need them.
+	if err := r.Namespaces.Grant(ctx, name); err != nil {
+		return err
+	}
+	r.Keys.Watch(name)
 	if err := r.applyRunnerNetworkPolicy(ctx, name); err != nil {
 		return err
 	}
@@ -133,6 +145,7 @@ func (r *ProjectReconciler) reconcileDelete(ctx context.Context, project *bastio
 	if !controllerutil.ContainsFinalizer(project, bastionv1.ProjectFinalizer) {
 		return nil
 	}
+	r.Keys.Unwatch(bastionv1.ProjectNamespace(project.Name))
 	ns := &corev1.Namespace{}
 	err := r.Get(ctx, client.ObjectKey{Name: bastionv1.ProjectNamespace(project.Name)}, ns)
 	if err == nil && metav1.IsControlledBy(ns, project) && ns.DeletionTimestamp.IsZero() {

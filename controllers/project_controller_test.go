@@ -8,12 +8,14 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/nsaccess"
 )
 
 const (
@@ -55,6 +57,25 @@ func TestProjectReconciler_createsNamespaceAndReportsReady(t *testing.T) {
 		g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
 		g.Expect(cond.Reason).To(Equal(bastionv1.ReasonReconciled))
 		g.Expect(p.Finalizers).To(ContainElement(bastionv1.ProjectFinalizer))
+	}, timeout, interval).Should(Succeed())
+
+	// The manager's rights on Secrets there: its namespace role, bound to
+	// its ServiceAccount before the project reports ready.
+	binding := &rbacv1.RoleBinding{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "bastion-web", Name: nsaccess.BindingName}, binding)).To(Succeed())
+	g.Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: suiteOptions.Namespaces.Role}))
+	g.Expect(binding.Subjects).To(Equal([]rbacv1.Subject{{Kind: "ServiceAccount", Name: "bastion-manager", Namespace: "bastion-system"}}))
+
+	// A hand edit of the binding is undone on the next reconcile.
+	binding.Subjects[0].Name = "someone-else"
+	g.Expect(k8sClient.Update(ctx, binding)).To(Succeed())
+	touch := &bastionv1.Project{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "web"}, touch)).To(Succeed())
+	touch.Spec.AlertChat = "touched"
+	g.Expect(k8sClient.Update(ctx, touch)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(binding), binding)).To(Succeed())
+		g.Expect(binding.Subjects[0].Name).To(Equal("bastion-manager"))
 	}, timeout, interval).Should(Succeed())
 }
 

@@ -92,8 +92,6 @@ const referencesField = ".spec.references"
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=inventories;environments;repositories;views;integrations;integrationaliases,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=inventories/status;environments/status;repositories/status;views/status;integrations/status;integrationaliases/status,verbs=patch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=templates,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;update
 
 // Reconcile gives the object an id and reports whether its references exist.
 func (r *ResourceReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {

@@ -19,6 +19,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/nsaccess"
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
@@ -55,6 +56,12 @@ type Options struct {
 	// RunnerNetworkPolicy, when set, confines task pods in every project
 	// namespace to its egress rules.
 	RunnerNetworkPolicy *networkingv1.NetworkPolicySpec
+	// Keys follows key Secrets per project namespace; nil makes one.
+	Keys *KeyWatches
+	// Namespaces grants the manager Secrets and ConfigMaps in each project
+	// namespace; nil (or an empty role) grants nothing, for credentials
+	// that already allow them.
+	Namespaces *nsaccess.Granter
 }
 
 // ClientOptions is the manager client's setup: Secrets and ConfigMaps are
@@ -73,7 +80,17 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	projects := &ProjectReconciler{Client: mgr.GetClient(), IDs: alloc, ManagerNamespace: opts.ManagerNamespace, RunnerNetworkPolicy: opts.RunnerNetworkPolicy}
+	keys := opts.Keys
+	if keys == nil {
+		if keys, err = NewKeyWatches(mgr.GetConfig()); err != nil {
+			return err
+		}
+		if err := mgr.Add(keys); err != nil {
+			return err
+		}
+	}
+	projects := &ProjectReconciler{Client: mgr.GetClient(), IDs: alloc, ManagerNamespace: opts.ManagerNamespace,
+		RunnerNetworkPolicy: opts.RunnerNetworkPolicy, Keys: keys, Namespaces: opts.Namespaces}
 	if err := projects.SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -103,7 +120,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	idOnly := []reconcilerSetup{
 		&UserReconciler{Client: mgr.GetClient(), IDs: alloc, ManagerNamespace: opts.ManagerNamespace},
-		&KeyReconciler{Client: mgr.GetClient(), IDs: alloc},
+		&KeyReconciler{Client: mgr.GetClient(), IDs: alloc, Keys: keys},
 	}
 	for _, r := range append(resourceReconcilers(mgr.GetClient(), alloc), idOnly...) {
 		if err := r.SetupWithManager(mgr); err != nil {
@@ -126,12 +143,13 @@ func setupIDs(mgr ctrl.Manager, opts Options) (*ids.Allocator, error) {
 	if alloc == nil {
 		alloc = &ids.Allocator{Client: direct}
 	}
-	// Secrets are indexed (and read) as metadata only; see KeyReconciler.
+	// Keys (Secrets) are not cached, so not indexed: they are found by
+	// label (see KeyWatches).
 	err = ids.IndexByID(context.Background(), mgr.GetFieldIndexer(),
 		&bastionv1.Project{}, &bastionv1.User{}, &bastionv1.Template{}, &bastionv1.Task{},
 		&bastionv1.Schedule{}, &bastionv1.Inventory{}, &bastionv1.Environment{},
 		&bastionv1.Repository{}, &bastionv1.View{}, &bastionv1.Integration{},
-		&bastionv1.IntegrationAlias{}, secretMetadata())
+		&bastionv1.IntegrationAlias{})
 	if err != nil {
 		return nil, err
 	}
@@ -164,11 +182,19 @@ func ensureNamespace(ctx context.Context, c client.Client, name string) error {
 }
 
 // CacheOptions limit what the manager caches of kinds it does not own: only
-// the runner's Jobs and Pods, never every Pod and Job of the cluster.
-func CacheOptions() cache.Options {
+// the runner's Jobs and Pods, never every Pod and Job of the cluster; and
+// Secrets (the User controller's watch of password Secrets, as metadata)
+// only in the manager's namespace, where its namespace role is bound.
+// Without a manager namespace (a laptop, envtest) Secrets are watched
+// wherever the credentials allow.
+func CacheOptions(managerNamespace string) cache.Options {
 	runners := labels.SelectorFromSet(labels.Set{launch.LabelRunner: launch.RunnerName})
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:  {Label: runners},
 		&batchv1.Job{}: {Label: runners},
 	}}
+	if managerNamespace != "" {
+		opts.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: map[string]cache.Config{managerNamespace: {}}}
+	}
+	return opts
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/controlplane"
+	"github.com/bastion-dev/bastion/internal/nsaccess"
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
@@ -104,7 +105,7 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 	// As the manager command does: no client-side rate limit.
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = -1
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Cache: controllers.CacheOptions(), Client: controllers.ClientOptions(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Cache: controllers.CacheOptions(suiteOptions.ManagerNamespace), Client: controllers.ClientOptions(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +124,14 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 	// envtest has no kubelet: Jobs are created for real, and tests set
 	// their status as the kubelet would.
 	suiteOptions.Launcher = &launch.JobLauncher{Client: mgr.GetClient(), Options: launch.DefaultJobOptions()}
+	// As on a cluster: every project namespace gets the manager's
+	// namespace role. The suite's credentials are an administrator's, so
+	// the role need not exist for the binding to be made.
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	suiteOptions.Namespaces = &nsaccess.Granter{Client: direct, Role: "bastion-namespace", ServiceAccount: "bastion-manager", Namespace: "bastion-system"}
 	if err := controllers.Setup(mgr, suiteOptions); err != nil {
 		return nil, err
 	}

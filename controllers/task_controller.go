@@ -63,7 +63,6 @@ type TaskReconciler struct {
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=templates/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete;deletecollection
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;delete
 
 // Reconcile advances one Task by as many steps as it can take now.
 func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {

@@ -30,7 +30,6 @@ type UserReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=users,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;update
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=users/status,verbs=get;update;patch
 

@@ -34,6 +34,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/metrics"
+	"github.com/bastion-dev/bastion/internal/nsaccess"
 	"github.com/bastion-dev/bastion/internal/oidc"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/users"
@@ -48,6 +49,10 @@ type managerOptions struct {
 	ProbeAddr   string // "0" disables
 	LeaderElect bool
 	Namespace   string // the manager's own namespace (user password Secrets)
+	// NamespaceRole and ServiceAccount, when set, make the manager bind
+	// that ClusterRole to its ServiceAccount in each project namespace
+	// (internal/nsaccess): its only rights on Secrets.
+	NamespaceRole, ServiceAccount string
 
 	GlobalMaxParallelTasks int
 	TaskKeepLast           int
@@ -138,6 +143,8 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
 	fs.BoolVar(&opts.LeaderElect, "leader-elect", false, "use leader election, for more than one replica")
 	fs.StringVar(&opts.Namespace, "namespace", defaultNamespace(), "the manager's namespace")
+	fs.StringVar(&opts.NamespaceRole, "namespace-role", "", "ClusterRole giving the manager Secrets and ConfigMaps, bound to --service-account in each project namespace (empty: the manager's credentials already allow them)")
+	fs.StringVar(&opts.ServiceAccount, "service-account", "", "the manager's ServiceAccount in --namespace, for --namespace-role")
 	fs.IntVar(&opts.GlobalMaxParallelTasks, "global-max-parallel-tasks", 0, "running tasks across all projects (0 = no limit)")
 	opts.JobOptions = launch.DefaultJobOptions()
 	for app, flagName := range map[bastionv1.TemplateApp]string{
@@ -198,6 +205,9 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 		return err
 	})
 	err := parse(fs, args)
+	if err == nil && (opts.NamespaceRole == "") != (opts.ServiceAccount == "") {
+		err = errors.New("--namespace-role and --service-account go together: the role is bound to that ServiceAccount")
+	}
 	// Alerts link to the console, whose URL may default to the listen
 	// address: they are configured once that is known.
 	opts.alertFlags = alerts
@@ -234,7 +244,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: newScheme(),
-		Cache:  controllers.CacheOptions(),
+		Cache:  controllers.CacheOptions(opts.Namespace),
 		// Secrets and ConfigMaps are read from the apiserver, never cached
 		// whole: a cache would hold every Secret of the cluster in memory.
 		Client:                  controllers.ClientOptions(),
@@ -277,6 +287,14 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		return nil, err
 	}
 	alloc := &ids.Allocator{Client: direct}
+	granter := &nsaccess.Granter{Client: direct, Role: opts.NamespaceRole, ServiceAccount: opts.ServiceAccount, Namespace: opts.Namespace}
+	keys, err := controllers.NewKeyWatches(mgr.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(keys); err != nil {
+		return nil, err
+	}
 	if opts.InitialAdmin.Password != "" {
 		// A leader-elected runnable: replicas starting together create
 		// one administrator, not one each.
@@ -297,7 +315,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		IDs:              alloc,
 		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: runnerURL,
 		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast, Store: output,
-		RunnerNetworkPolicy: opts.RunnerNetworkPolicy,
+		RunnerNetworkPolicy: opts.RunnerNetworkPolicy, Keys: keys, Namespaces: granter,
 	}
 	alerts, err := newAlerts(opts.Alerts, output, ctrl.Log.WithName("alerts"))
 	if err != nil {
@@ -331,6 +349,8 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		Client:    mgr.GetClient(),
 		Reader:    mgr.GetAPIReader(),
 		Informers: mgr.GetCache(),
+		Keys:      keys,
+		Granter:   granter,
 		Store:     output,
 		Hub:       live,
 

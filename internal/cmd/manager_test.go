@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,25 +20,31 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/config/crd"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/nsaccess"
 	"github.com/bastion-dev/bastion/internal/runspec"
 	"github.com/bastion-dev/bastion/internal/users"
 )
 
 // TestManager_createsTheInitialAdminAndServesEveryMetricAfterATask starts
 // `bastion manager` (its flags, newManager, Jobs as launcher) on envtest,
-// the way the Helm chart runs it: the initial admin comes from a password
+// the way the Helm chart runs it: as its ServiceAccount, with only the RBAC
+// of config/rbac (so Secrets only where it binds its namespace role);
+// the initial admin comes from a password
 // file, a sample task runs as a Job (the pod and the Job's end are played
 // as the kubelet and job controller would), its runner streams lines over
 // HTTP, a console client holds a websocket, and the metrics endpoint then
@@ -64,8 +71,14 @@ func TestManager_createsTheInitialAdminAndServesEveryMetricAfterATask(t *testing
 	if err := os.WriteFile(policyFile, []byte(runnerEgress), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	c, err := client.New(cfg, client.Options{Scheme: newScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	managerCfg := asManagerServiceAccount(t, c, cfg)
 	metricsAddr := freeAddr(t)
 	opts, demoListen, err := parseManagerFlags([]string{
+		"--namespace-role", "bastion-namespace", "--service-account", "bastion-manager",
 		"--initial-admin-password-file", passwordFile, "--runner-network-policy", policyFile,
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "0",
 		"--store", "sqlite://" + filepath.Join(dir, "bastion.db"),
@@ -79,7 +92,7 @@ func TestManager_createsTheInitialAdminAndServesEveryMetricAfterATask(t *testing
 	}
 	ln := loopback(t)
 	opts.PublicURL = "http://" + ln.Addr().String()
-	mgr, err := newManager(cfg, ln, opts)
+	mgr, err := newManager(managerCfg, ln, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +100,6 @@ func TestManager_createsTheInitialAdminAndServesEveryMetricAfterATask(t *testing
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-
-	c, err := client.New(cfg, client.Options{Scheme: newScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	accounts := &users.Store{Client: c, Namespace: "bastion-system", IDs: &ids.Allocator{Client: c}}
 	waitFor(t, "the initial admin", func() error {
 		admin, err := accounts.FindByLogin(ctx, "admin")
@@ -136,6 +144,48 @@ func TestManager_createsTheInitialAdminAndServesEveryMetricAfterATask(t *testing
 	if image := job.Spec.Template.Spec.Containers[0].Image; image != "bastion-runner-ansible:latest" {
 		t.Fatalf("the ansible task runs %s", image)
 	}
+
+	// Least privilege: the manager bound its namespace role in the
+	// project's namespace, follows the keys there (they got ids), and may
+	// read no Secret of any other namespace.
+	binding := &rbacv1.RoleBinding{}
+	must(t, c.Get(ctx, client.ObjectKey{Namespace: "bastion-demo", Name: nsaccess.BindingName}, binding))
+	if binding.RoleRef.Name != "bastion-namespace" || len(binding.Subjects) != 1 || binding.Subjects[0].Name != "bastion-manager" {
+		t.Fatalf("the project's RoleBinding: %+v %+v", binding.RoleRef, binding.Subjects)
+	}
+	waitFor(t, "ids on the sample keys", func() error {
+		keys := &corev1.SecretList{}
+		if err := c.List(ctx, keys, client.InNamespace("bastion-demo"), client.HasLabels{bastionv1.LabelKeyType}); err != nil {
+			return err
+		}
+		if len(keys.Items) == 0 {
+			return errors.New("no keys")
+		}
+		for _, key := range keys.Items {
+			if _, ok := ids.FromLabels(&key); !ok {
+				return fmt.Errorf("key %s has no id", key.Name)
+			}
+		}
+		return nil
+	})
+	for _, ns := range []string{"default", "kube-system"} {
+		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:               managerCfg.Impersonate.UserName,
+			Groups:             managerCfg.Impersonate.Groups,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: "get", Resource: "secrets"},
+		}}
+		must(t, c.Create(ctx, review))
+		if review.Status.Allowed {
+			t.Fatalf("the manager may read Secrets in %s", ns)
+		}
+	}
+	// A project created through the API is granted before its first write:
+	// a key (a Secret) right after the project.
+	project := postJSON(t, browser, opts.PublicURL+"/api/projects", `{"name":"Granted at once"}`, http.StatusCreated)
+	var created struct{ ID int64 }
+	must(t, json.Unmarshal(project, &created))
+	postJSON(t, browser, fmt.Sprintf("%s/api/project/%d/keys", opts.PublicURL, created.ID),
+		`{"name":"deploy","type":"login_password","login_password":{"login":"ops","password":"Canary-Pass-1"}}`, http.StatusCreated)
 
 	// The kubelet starts the pod; the runner streams three lines.
 	pod := &corev1.Pod{
@@ -282,6 +332,65 @@ func openWebsocket(t *testing.T, base string, browser *http.Client) *websocket.C
 		t.Fatalf("websocket: %v", err)
 	}
 	return conn
+}
+
+// postJSON posts body and fails the test unless the answer is want.
+func postJSON(t *testing.T, browser *http.Client, url, body string, want int) []byte {
+	t.Helper()
+	resp, err := browser.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, answer)
+	}
+	return answer
+}
+
+// asManagerServiceAccount installs config/rbac (what `make deploy`
+// applies: the generated roles and their bindings) and returns cfg acting
+// as the manager's ServiceAccount, bastion-system/bastion-manager.
+func asManagerServiceAccount(t *testing.T, c client.Client, cfg *rest.Config) *rest.Config {
+	t.Helper()
+	must(t, client.IgnoreAlreadyExists(c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bastion-system"}})))
+	for _, name := range []string{"service_account.yaml", "role.yaml", "role_binding.yaml", "namespace/role.yaml",
+		"namespace_role_binding.yaml", "bind_namespace_role.yaml", "namespace_policy.yaml", "leader_election_role.yaml"} {
+		for _, obj := range decodeFile(t, filepath.Join("..", "..", "config", "rbac", name)) {
+			if obj.GetNamespace() == "" && !strings.HasPrefix(obj.GetKind(), "Cluster") && !strings.HasPrefix(obj.GetKind(), "ValidatingAdmission") {
+				obj.SetNamespace("bastion-system") // kustomize's `namespace:`
+			}
+			must(t, c.Create(context.Background(), obj))
+		}
+	}
+	managerCfg := rest.CopyConfig(cfg)
+	managerCfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:bastion-system:bastion-manager",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:bastion-system", "system:authenticated"},
+	}
+	return managerCfg
+}
+
+func decodeFile(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); errors.Is(err, io.EOF) {
+			return objs
+		} else if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
 }
 
 // applySamples creates the objects of the named config/samples files.

@@ -1,5 +1,4 @@
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=users,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;create
 
 // Package users creates console users and sets their passwords. A User is a

@@ -119,8 +119,9 @@ func TestChart_defaultInstallIsAcceptedByTheAPIServer(t *testing.T) {
 	objs, notes := renderObjects(t, nil)
 	got := kinds(objs)
 	for kind, n := range map[string]int{
-		"CustomResourceDefinition": 11, "Deployment": 1, "Service": 2, "ServiceAccount": 1, "ClusterRole": 1,
-		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "PersistentVolumeClaim": 1, "Secret": 1,
+		"CustomResourceDefinition": 11, "Deployment": 1, "Service": 2, "ServiceAccount": 1, "ClusterRole": 2,
+		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 2, "PersistentVolumeClaim": 1, "Secret": 1,
+		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	} {
 		if got[kind] != n {
 			t.Errorf("%d %s objects, want %d (all: %v)", got[kind], kind, n, got)
@@ -273,7 +274,10 @@ func TestChart_shipsTheGeneratedCRDsAndRole(t *testing.T) {
 	if len(copies) != len(bases) {
 		t.Errorf("the chart has %d CRDs, config/crd/bases %d: run make manifests", len(copies), len(bases))
 	}
-	pairs := map[string]string{filepath.Join(repoRoot, "config", "rbac", "role.yaml"): filepath.Join(chartDir, "files", "rbac", "role.yaml")}
+	pairs := map[string]string{
+		filepath.Join(repoRoot, "config", "rbac", "role.yaml"):           filepath.Join(chartDir, "files", "rbac", "role.yaml"),
+		filepath.Join(repoRoot, "config", "rbac", "namespace", "role.yaml"): filepath.Join(chartDir, "files", "rbac", "namespace-role.yaml"),
+	}
 	for _, b := range bases {
 		pairs[b] = filepath.Join(chartDir, "files", "crds", filepath.Base(b))
 	}

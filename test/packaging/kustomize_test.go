@@ -28,16 +28,18 @@ func TestKustomize_configDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	objs := decodeAll(t, "kustomize build config/default", kustomizeBuild(t))
 	got := kinds(objs)
 	for kind, n := range map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 11, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
-		"Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 2, "PersistentVolumeClaim": 1,
+		"Namespace": 1, "CustomResourceDefinition": 11, "ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 2,
+		"Role": 1, "RoleBinding": 2, "Deployment": 1, "Service": 2, "PersistentVolumeClaim": 1,
+		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	} {
 		if got[kind] != n {
 			t.Errorf("%d %s objects, want %d (all: %v)", got[kind], kind, n, got)
 		}
 	}
 	for _, o := range objs {
-		if o.GetKind() != "Namespace" && o.GetKind() != "CustomResourceDefinition" && o.GetKind() != "ClusterRole" &&
-			o.GetKind() != "ClusterRoleBinding" && o.GetNamespace() != "bastion-system" {
+		clusterScoped := map[string]bool{"Namespace": true, "CustomResourceDefinition": true, "ClusterRole": true,
+			"ClusterRoleBinding": true, "ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true}
+		if !clusterScoped[o.GetKind()] && o.GetNamespace() != "bastion-system" {
 			t.Errorf("%s %s is in namespace %q", o.GetKind(), o.GetName(), o.GetNamespace())
 		}
 	}

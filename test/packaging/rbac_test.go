@@ -2,9 +2,16 @@ package packaging
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -57,8 +64,15 @@ var managerMustNot = []access{
 	{"get", "", "pods", "log", projectNS},      // output comes over the stream
 	{"update", "batch", "jobs", "", projectNS}, // a Job is created once, then deleted
 	{"create", "", "serviceaccounts", "token", projectNS},
-	{"create", "rbac.authorization.k8s.io", "rolebindings", "", projectNS},
 	{"escalate", "rbac.authorization.k8s.io", "clusterroles", "", ""},
+	{"bind", "rbac.authorization.k8s.io", "clusterroles", "", ""}, // only its namespace role, by name
+	// Secrets and ConfigMaps only where the namespace role is bound.
+	{"get", "", "secrets", "", otherNS},
+	{"list", "", "secrets", "", otherNS},
+	{"list", "", "secrets", "", ""}, // no cluster-wide list or watch
+	{"watch", "", "secrets", "", ""},
+	{"get", "", "secrets", "", "default"},
+	{"get", "", "configmaps", "", otherNS},
 	{"create", "apps", "deployments", "", projectNS},
 	{"delete", "apiextensions.k8s.io", "customresourcedefinitions", "", ""},
 	{"update", "coordination.k8s.io", "leases", "", otherNS}, // leader election: own namespace only
@@ -77,20 +91,49 @@ var taskPodMustNot = []access{
 
 // The chart's RBAC, applied for real, gives the manager's ServiceAccount
 // what the controllers need and nothing listed as never used; task pods
-// get no access.
+// get no access. Secrets and ConfigMaps come only from the namespace role:
+// in the release namespace from the chart, and in a project namespace once
+// the manager has bound the role there itself (as the Project controller
+// does, internal/nsaccess), which it may do for that role and no other.
 func TestRBAC_managerCanDoWhatItNeedsAndTaskPodsNothing(t *testing.T) {
 	objs, _ := renderObjects(t, nil)
 	ensureNamespace(t, releaseNamespace)
 	ctx := context.Background()
+	// A project namespace, as the manager creates it: labelled with its
+	// project.
+	project := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: projectNS, Labels: map[string]string{projectLabel: "demo"}}}
+	if err := k8sClient.Create(ctx, project); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
 	for _, o := range objs {
 		switch o.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+			"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
 			if err := k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.ForceOwnership, client.FieldOwner("rbac-test")); err != nil {
 				t.Fatalf("%s %s: %v", o.GetKind(), o.GetName(), err)
 			}
 		}
 	}
 	manager := "system:serviceaccount:" + releaseNamespace + ":" + releaseName
+	if allowed(t, manager, releaseNamespace, access{"get", "", "secrets", "", projectNS}) {
+		t.Fatal("the manager reads a project's Secrets before it bound its namespace role there")
+	}
+
+	// As the manager: binding cluster-admin (or any role but its own) in
+	// the project namespace is refused; binding its namespace role works.
+	asManager := impersonating(t, manager, releaseNamespace)
+	namespaceRole := releaseName + "-namespace"
+	for _, role := range []string{"cluster-admin", "edit", releaseName + "-manager"} {
+		err := asManager.Create(ctx, managerBinding(projectNS, "try-"+role, role, manager))
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("the manager bound %s in a project namespace: %v", role, err)
+		}
+	}
+	if err := asManager.Create(ctx, managerBinding(projectNS, "bastion-manager", namespaceRole, manager)); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatalf("the manager cannot bind %s in a project namespace: %v", namespaceRole, err)
+	}
+	refusedByPolicy(t, asManager)
+
 	for _, a := range managerNeeds {
 		if !allowed(t, manager, releaseNamespace, a) {
 			t.Errorf("the manager cannot %+v", a)
@@ -106,6 +149,79 @@ func TestRBAC_managerCanDoWhatItNeedsAndTaskPodsNothing(t *testing.T) {
 			t.Errorf("a task pod can %+v", a)
 		}
 	}
+}
+
+const projectLabel = "automation.bastion.dev/project"
+
+// refusedByPolicy shows the chart's admission policy at work: RBAC alone
+// would let the manager bind its namespace role anywhere, relabel any
+// namespace and delete any; the policy allows each only for project
+// namespaces. Dry runs, so that nothing changes when it does not refuse.
+func refusedByPolicy(t *testing.T, asManager client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	manager := "system:serviceaccount:" + releaseNamespace + ":" + releaseName
+	attempts := map[string]func() error{
+		"bind its namespace role in " + otherNS: func() error {
+			return asManager.Create(ctx, managerBinding(otherNS, "bastion-manager", releaseName+"-namespace", manager), client.DryRunAll)
+		},
+		"label " + otherNS + " as a project's": func() error {
+			ns := &corev1.Namespace{}
+			if err := asManager.Get(ctx, client.ObjectKey{Name: otherNS}, ns); err != nil {
+				return err
+			}
+			if ns.Labels == nil {
+				ns.Labels = map[string]string{}
+			}
+			ns.Labels[projectLabel] = "demo"
+			return asManager.Update(ctx, ns, client.DryRunAll)
+		},
+		"delete namespace default": func() error {
+			return asManager.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, client.DryRunAll)
+		},
+	}
+	// A new policy reaches admission within seconds.
+	deadline := time.Now().Add(30 * time.Second)
+	for what, attempt := range attempts {
+		for {
+			err := attempt()
+			if err != nil && strings.Contains(err.Error(), "Bastion manager") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the manager may %s (%v)", what, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	// What the manager does for projects still passes.
+	if err := asManager.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: projectNS}}, client.DryRunAll); err != nil {
+		t.Errorf("the manager cannot delete a project namespace: %v", err)
+	}
+}
+
+// managerBinding is the RoleBinding the manager makes in a project
+// namespace (internal/nsaccess), binding role to user's ServiceAccount.
+func managerBinding(ns, name, role, user string) *rbacv1.RoleBinding {
+	saName := user[strings.LastIndex(user, ":")+1:]
+	return &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: saName, Namespace: releaseNamespace}},
+	}
+}
+
+// impersonating is a client acting as the ServiceAccount user.
+func impersonating(t *testing.T, user, saNamespace string) client.Client {
+	t.Helper()
+	as := rest.CopyConfig(cfg)
+	as.Impersonate = rest.ImpersonationConfig{UserName: user,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"}}
+	c, err := client.New(as, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func allowed(t *testing.T, user, saNamespace string, a access) bool {

@@ -113,3 +113,8 @@ Telegram bot token, chat webhook URL); empty when no alert needs one.
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/* The ClusterRole of Secrets and ConfigMaps, bound per namespace. */}}
+{{- define "bastion.namespaceRole" -}}
+{{ include "bastion.fullname" . }}-namespace
+{{- end }}
