@@ -185,7 +185,7 @@ func TestManager_createsTheInitialAdminAndServesEveryMetricAfterATask(t *testing
 	var created struct{ ID int64 }
 	must(t, json.Unmarshal(project, &created))
 	postJSON(t, browser, fmt.Sprintf("%s/api/project/%d/keys", opts.PublicURL, created.ID),
-		`{"name":"deploy","type":"login_password","login_password":{"login":"ops","password":"Canary-Pass-1"}}`, http.StatusCreated)
+		`{"name":"deploy","type":"login_password","login_password":{"login":"ops","password":"Canary-Pass-1"}}`, http.StatusNoContent)
 
 	// The kubelet starts the pod; the runner streams three lines.
 	pod := &corev1.Pod{
