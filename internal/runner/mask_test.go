@@ -1,0 +1,88 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bastion-dev/bastion/internal/gitremote/gittest"
+	"github.com/bastion-dev/bastion/internal/runspec"
+)
+
+// Ansible shows every value JSON-escaped: a secret holding a quote or a
+// backslash never appeared as it is in the output, so masking the raw value
+// alone left it readable in a debug of the variable (found by the secrets
+// canary, docs/reliability.md §7). A real ansible-playbook prints a secret
+// variable, a secret environment variable and a vault password's twin;
+// every one is masked, escaped or not.
+func TestRun_secretsWithQuotesAndBackslashesAreMaskedInAnsiblesJSONOutput(t *testing.T) {
+	const (
+		dbPassword = `Zx7"pa\ss-<&>-é-Qw8`
+		apiToken   = `Jk5"to\ken-😀-Vb6`
+	)
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", `- hosts: all
+  gather_facts: false
+  tasks:
+    - debug:
+        var: db_password
+    - debug:
+        msg: "token {{ lookup('env', 'API_TOKEN') }}"
+    - debug:
+        msg: "{{ {'nested': db_password} | to_json }}"
+    - debug:
+        msg: "{{ {'nested': db_password} | to_json(ensure_ascii=True) }}"
+`, false)
+	in := newInputs(t, runspec.Spec{App: "ansible", Playbook: "site.yml", EnvironmentSecret: "prod",
+		Repository: runspec.Repository{URL: repo.Path},
+		Inventory:  &runspec.Inventory{Type: "static", Content: "localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"}},
+		map[string]map[string]string{"prod": {"env.API_TOKEN": apiToken, "var.db_password": dbPassword}})
+	res, out := runTask(t, in)
+	joined := strings.Join(out, "\n")
+	if !res.Succeeded() {
+		t.Fatalf("%+v\n%s", res, joined)
+	}
+	// Each secret begins and ends with a word nothing else prints.
+	for _, piece := range []string{"Zx7", "Qw8", "Jk5", "Vb6"} {
+		for _, line := range out {
+			if strings.Contains(line, piece) {
+				t.Errorf("a piece of a secret (%q) reached the output: %s", piece, line)
+			}
+		}
+	}
+	for _, want := range []string{`"db_password": "********"`, `"msg": "token ********"`} {
+		if !contains(out, want) {
+			t.Errorf("the output lacks %s:\n%s", want, joined)
+		}
+	}
+	if strings.Count(joined, "********") < 4 {
+		t.Errorf("fewer than 4 masked values:\n%s", joined)
+	}
+}
+
+func TestRedactingSink_masksEveryEscapedFormAndLongerSecretsFirst(t *testing.T) {
+	out := &collector{}
+	sink := &redactingSink{next: out}
+	sink.add(`a"b\c-é-secret`, "abcd", "abcd-longer-secret", "multi\nline-secret")
+	for _, line := range []string{
+		`raw a"b\c-é-secret end`,
+		`json a\"b\\c-é-secret end`,
+		`twice a\\\"b\\\\c-é-secret end`,
+		`ascii a\"b\\c-\u00e9-secret end`,
+		`ascii twice a\\\"b\\\\c-\\u00e9-secret end`,
+		"prefix abcd-longer-secret end",
+		"first multi then line-secret end",
+	} {
+		sink.Line(time.Time{}, line)
+	}
+	got := out.all()
+	want := []string{
+		"raw ******** end", "json ******** end", "twice ******** end", "ascii ******** end", "ascii twice ******** end",
+		"prefix ******** end", "first ******** then ******** end",
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}
