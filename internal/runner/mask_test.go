@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +87,50 @@ func TestRedactingSink_masksEveryEscapedFormAndLongerSecretsFirst(t *testing.T) 
 		if got[i] != want[i] {
 			t.Errorf("line %d = %q, want %q", i, got[i], want[i])
 		}
+	}
+}
+
+// The Environment's secret variables reach ansible through a 0600 file,
+// never argv, which `ps` shows to every user of the machine (they were one
+// JSON --extra-vars argument; found by the secrets canary's review).
+func TestRun_ansibleReadsTheEnvironmentsSecretVariablesFromAFileNotArgv(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", "- hosts: all\n  tasks: []\n", false)
+	spec := runspec.Spec{App: "ansible", Playbook: "site.yml", EnvironmentSecret: "prod", Repository: runspec.Repository{URL: repo.Path},
+		ExtraVars: []byte(`{"greeting": "hello"}`),
+		Inventory: &runspec.Inventory{Type: "static", Content: "localhost ansible_connection=local\n"}}
+	secrets := map[string]map[string]string{"prod": {"var.db_password": "argv-secret-3c9d"}}
+	work := t.TempDir()
+	run := &taskRun{in: newInputs(t, spec, secrets), work: work, out: &redactingSink{next: &collector{}}}
+	if err := run.prepare(); err != nil {
+		t.Fatal(err)
+	}
+	checkout := filepath.Join(work, "repository")
+	if _, _, err := run.checkout(context.Background(), checkout); err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := run.ansible(checkout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for i, arg := range cmd.args {
+		if strings.Contains(arg, "argv-secret-3c9d") || strings.Contains(arg, "hello") {
+			t.Fatalf("a variable is in argv: %q", cmd.args)
+		}
+		if arg == "--extra-vars" {
+			if !strings.HasPrefix(cmd.args[i+1], "@") {
+				t.Fatalf("extra variables in argv: %q", cmd.args[i+1])
+			}
+			files = append(files, strings.TrimPrefix(cmd.args[i+1], "@"))
+		}
+	}
+	if len(files) != 1 {
+		t.Fatalf("%d --extra-vars files, want 1: %q", len(files), cmd.args)
+	}
+	st, err := os.Stat(files[0])
+	data, _ := os.ReadFile(files[0])
+	if err != nil || st.Mode().Perm() != 0o600 || string(data) != `{"db_password":"argv-secret-3c9d","greeting":"hello"}` {
+		t.Fatalf("vars file %s: %v %v %s", files[0], st, err, data)
 	}
 }
