@@ -2,7 +2,6 @@ package apiserver_test
 
 import (
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
