@@ -116,7 +116,7 @@ func TestCanary_secretsOfEveryKindNeverLeaveAfterAFullRun(t *testing.T) {
 	api.must("POST", p+"/keys", map[string]any{"name": "deploy", "type": "ssh",
 		"ssh": map[string]string{"login": sshd.User, "passphrase": c.passphrase.value, "private_key": c.sshKey.value}}, http.StatusNoContent, nil)
 	api.must("POST", p+"/keys", map[string]any{"name": "git-login", "type": "login_password",
-		"login_password": map[string]string{"login": "deploy", "password": c.loginPassword.value}}, http.StatusNoContent, nil)
+		"login_password": map[string]string{"login": "root", "password": c.loginPassword.value}}, http.StatusNoContent, nil)
 	api.must("POST", p+"/keys", map[string]any{"name": "vault", "type": "login_password",
 		"login_password": map[string]string{"password": c.vault.value}}, http.StatusNoContent, nil)
 	api.must("POST", p+"/keys", map[string]any{"name": "github-hook", "type": "login_password",
@@ -169,6 +169,12 @@ func TestCanary_secretsOfEveryKindNeverLeaveAfterAFullRun(t *testing.T) {
 	script := template("Script", "bash", "script.sh", "over-ssh", nil)
 	missing := template("Missing", "bash", "script.sh", "missing", nil)
 	https := template("Over https", "bash", "script.sh", "over-https", nil)
+
+	// A schedule that runs only on a new commit asks the https repository
+	// every minute; git's refusal is told in a Kubernetes Event (the only
+	// kind Bastion records there).
+	api.must("POST", p+"/schedules", map[string]any{"name": "nightly", "template_id": https, "cron_format": "* * * * *", "active": true,
+		"repository_id": api.idNamed(p+"/repositories", "over-https")}, http.StatusCreated, nil)
 
 	// Webhooks: a GitHub-signed push and a token both start tasks; forged
 	// ones do not.
@@ -311,7 +317,13 @@ func TestCanary_secretsOfEveryKindNeverLeaveAfterAFullRun(t *testing.T) {
 	kubeconfig := dev.bannerValue("kubeconfig")
 	kinds := listableKinds(t, kubeconfig)
 	objects := kubeGet(t, kubeconfig, strings.Join(kinds, ","))
-	kubeEvents := kubeGet(t, kubeconfig, "events")
+	var kubeEvents kubeList
+	eventually(t, 90*time.Second, "the schedule's Kubernetes Event", func() error {
+		if kubeEvents = kubeGet(t, kubeconfig, "events"); !strings.Contains(kubeEvents.text, "unable to access") {
+			return fmt.Errorf("%d events, none with git's error", kubeEvents.items)
+		}
+		return nil
+	})
 	secrets := kubeGet(t, kubeconfig, "secrets")
 
 	// Stop Bastion, so that its log and its output store are complete.
@@ -492,7 +504,7 @@ func checkTheRunsUsedTheSecrets(t *testing.T, all []taskRow, outputs map[int64]s
 		"Deploy":     {"success", []string{"vault says opened", `"db_password": "********"`, `"msg": "token ********"`, "ok=4"}, 1},
 		"Script":     {"error", []string{"env API_TOKEN: ********", "arg: db_password=********", "arg: greeting=hello", "failing on purpose"}, 2},
 		"Missing":    {"error", []string{"does not appear to be a git repository"}, 1},
-		"Over https": {"error", []string{"SSL certificate problem"}, 1},
+		"Over https": {"error", []string{"fatal: unable to access 'https://127.0.0.1:"}, 1},
 	}
 	for name, w := range want {
 		n := 0
