@@ -42,10 +42,11 @@ const awkwardTail = `-"q\b<&>é`
 //     (a failed task's alerts; the chat webhook answers with its path);
 //   - places: every answer of the API and every websocket frame of the run,
 //     every task's stored output (git's errors included), the stored and
-//     Kubernetes events, every Kubernetes object of every kind but Secrets,
-//     the bastion process's stdout and stderr, every file of its data dir
-//     but etcd's (the output store, the control plane's logs), and what the
-//     alerts sent out.
+//     Kubernetes events (a schedule's failed git ls-remote is the Event
+//     searched there: only schedules record Events), every Kubernetes
+//     object of every kind but Secrets, the bastion process's stdout and
+//     stderr, every file of its data dir but etcd's (the output store, the
+//     control plane's logs), and what the alerts sent out.
 //
 // It also proves the search can see: the Secrets hold every stored canary,
 // the token's creation answer holds the token, and each use succeeded.
