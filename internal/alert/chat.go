@@ -40,7 +40,7 @@ func (t *telegramSender) send(ctx context.Context, chat string, m message) error
 		base = DefaultTelegramAPI
 	}
 	body := map[string]any{"chat_id": chat, "text": m.Chat, "disable_web_page_preview": true}
-	return scrub(postJSON(ctx, t.cfg.Client, base+"/bot"+token+"/sendMessage", body, telegramAnswer), token)
+	return scrub(postJSON(ctx, t.cfg.Client, base+"/bot"+token+"/sendMessage", body, telegramAnswer), tokenSecrets(token)...)
 }
 
 // telegramAnswer reads the Bot API's {"ok": false, "description": …}.
@@ -77,7 +77,7 @@ func (w *webhookSender) send(ctx context.Context, _ string, m message) error {
 	if err != nil {
 		return fmt.Errorf("chat webhook URL: %w", err)
 	}
-	return scrub(postJSON(ctx, w.cfg.Client, url, map[string]string{"text": m.Chat}, webhookAnswer), url)
+	return scrub(postJSON(ctx, w.cfg.Client, url, map[string]string{"text": m.Chat}, webhookAnswer), urlSecrets(url)...)
 }
 
 func webhookAnswer(status int, body []byte) error {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
+	"sort"
 	"strings"
 )
 
@@ -61,10 +63,47 @@ func scrub(err error, secrets ...string) error {
 		err = ue.Err
 	}
 	msg := err.Error()
+	// Longest first: a secret that is part of another (a URL's path) must
+	// not be masked first and leave the rest of the longer one showing.
+	secrets = slices.Clone(secrets)
+	sort.SliceStable(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
 	for _, s := range secrets {
 		if s != "" {
 			msg = strings.ReplaceAll(msg, s, "********")
 		}
 	}
 	return errors.New(msg)
+}
+
+// urlSecrets are the parts of a secret URL (an incoming webhook's) that a
+// receiver may quote back on their own, as a web framework's "Cannot POST
+// /hooks/…" page does: the URL, its path and query, escaped or not, and each
+// path segment long enough to be a token rather than a word like "hooks".
+func urlSecrets(raw string) []string {
+	out := []string{raw}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return out
+	}
+	for _, part := range []string{u.Path, u.EscapedPath(), u.RawQuery} {
+		if len(part) >= 8 {
+			out = append(out, part)
+		}
+	}
+	for _, segment := range strings.Split(u.Path, "/") {
+		if len(segment) >= 16 {
+			out = append(out, segment, url.PathEscape(segment))
+		}
+	}
+	return out
+}
+
+// tokenSecrets is a bot token and its secret half (after "123456:"), which
+// an answer may quote without the bot's id.
+func tokenSecrets(token string) []string {
+	out := []string{token}
+	if _, secret, ok := strings.Cut(token, ":"); ok && len(secret) >= 8 {
+		out = append(out, secret)
+	}
+	return out
 }

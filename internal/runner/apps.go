@@ -66,8 +66,14 @@ func (t *taskRun) ansible(checkout string) (process, error) {
 		return process{}, err
 	}
 	if len(trusted) > 0 {
+		// A file, not argv: the Environment's secret variables are among
+		// them, and `ps` shows argv to every user of the machine.
 		data, _ := json.Marshal(trusted)
-		args = append(args, "--extra-vars", string(data))
+		file, err := writePrivate(filepath.Join(t.private, "environment-vars.json"), string(data))
+		if err != nil {
+			return process{}, err
+		}
+		args = append(args, "--extra-vars", "@"+file)
 	}
 	if len(untrusted) > 0 {
 		file, err := writePrivate(filepath.Join(t.private, "task-vars.yml"), unsafeYAML(untrusted))

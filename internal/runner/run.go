@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // CommitSink is a Sink that also wants the commit as soon as it is known.
@@ -204,10 +207,65 @@ func (r *redactingSink) add(values ...string) {
 			// Short values would mask ordinary words; a 3-character
 			// password is not a secret worth mangling the log for.
 			if line = strings.TrimSpace(line); len(line) >= 4 {
-				r.secrets = append(r.secrets, line)
+				for _, form := range escapedForms(line) {
+					if !slices.Contains(r.secrets, form) {
+						r.secrets = append(r.secrets, form)
+					}
+				}
 			}
 		}
 	}
+	// Longest first: a secret that is part of another must not be masked
+	// first and leave the rest of the longer one showing.
+	sort.SliceStable(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+}
+
+// escapedForms is a secret as programs print it: as it is, and escaped the
+// way JSON writes it, which is how ansible shows every value (a debug of
+// a variable, a module's result, a failure's message): a password with a
+// quote or a backslash never appears as it is in ansible's output. Also
+// escaped twice (a module's JSON result quoted in a failure message, the
+// to_json filter's text shown by debug), and both with non-ASCII letters as
+// \u escapes (Python's json.dumps by default).
+func escapedForms(s string) []string {
+	once, ascii := jsonEscaped(s), asciiEscaped(jsonEscaped(s))
+	forms := []string{s, once, jsonEscaped(once), ascii, jsonEscaped(ascii)}
+	out := forms[:1]
+	for _, f := range forms[1:] {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// jsonEscaped is s inside a JSON string, without the quotes and without
+// Go's escaping of <, > and & (which Python's JSON does not do).
+func jsonEscaped(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
+}
+
+// asciiEscaped writes every non-ASCII character of s as JSON's \uXXXX
+// (UTF-16, as Python does with ensure_ascii).
+func asciiEscaped(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
 }
 
 func (r *redactingSink) Line(at time.Time, text string) {
