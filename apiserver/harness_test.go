@@ -181,7 +181,7 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 		return nil, stops, err
 	}
 	alloc := &ids.Allocator{Client: direct}
-	keys, err := controllers.NewKeyWatches(cfg)
+	keys, err := controllers.NewSecretWatches(cfg)
 	if err != nil {
 		return nil, stops, err
 	}

@@ -101,9 +101,9 @@ func (c *listCache) put(ns, key string, a cachedAnswer) {
 	answers[key] = a
 }
 
-// KeyEvents tells of key Secrets, which the manager's cache does not hold
-// (controllers.KeyWatches): Watch follows a namespace, and Listen hears of
-// every key added, relabelled or deleted in the followed ones.
+// KeyEvents tells of Secrets, which the manager's cache does not hold
+// (controllers.SecretWatches): Watch follows a namespace, and Listen hears
+// of every Secret added, relabelled or deleted in the followed ones.
 type KeyEvents interface {
 	Watch(namespace string)
 	Listen(func(*metav1.PartialObjectMetadata))
@@ -122,7 +122,11 @@ func (c *listCache) watch(ctx context.Context, informers cache.Informers, keys K
 		}
 	}
 	if keys != nil {
-		keys.Listen(func(key *metav1.PartialObjectMetadata) { c.changed(key.Namespace) })
+		keys.Listen(func(secret *metav1.PartialObjectMetadata) {
+			if secret.Labels[bastionv1.LabelKeyType] != "" { // task inputs and environment secrets come and go
+				c.changed(secret.Namespace)
+			}
+		})
 	}
 	return c.on(ctx, informers, &bastionv1.User{}, func(metav1.Object) { c.changedEverywhere() })
 }

@@ -45,7 +45,7 @@ type Options struct {
 	// informer; without it they answer 503.
 	Informers cache.Informers
 	// Keys tells of key Secrets that change, per project namespace
-	// (controllers.KeyWatches); key Secrets are not in Informers. Without
+	// (controllers.SecretWatches); key Secrets are not in Informers. Without
 	// it, lists showing keys see only this API's own writes.
 	Keys KeyEvents
 	// Granter gives the manager Secrets and ConfigMaps in the namespace of

@@ -19,14 +19,14 @@ import (
 //
 // It reads Secrets as metadata only: an id needs the labels, and a
 // controller that never holds a Secret's data can neither leak nor log it.
-// Keys reach it through KeyWatches, one watch per project namespace, which
-// lists only Secrets labelled as keys. Its rights on Secrets come from the
+// Keys reach it through SecretWatches, one watch per project namespace;
+// other Secrets are dropped before they reach the work queue. Its rights on Secrets come from the
 // namespaces' bastion-namespace binding (internal/nsaccess), not from the
 // manager's ClusterRole.
 type KeyReconciler struct {
 	client.Client
 	IDs  *ids.Allocator
-	Keys *KeyWatches
+	Keys *SecretWatches
 }
 
 // Reconcile assigns the key's id.
@@ -53,6 +53,9 @@ func isKey(obj client.Object) bool {
 func (r *KeyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	keys := source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		r.Keys.Listen(func(key *metav1.PartialObjectMetadata) {
+			if !isKey(key) {
+				return
+			}
 			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: key.Namespace, Name: key.Name}})
 		})
 		return nil

@@ -33,7 +33,7 @@ type ProjectReconciler struct {
 	// allowed; every project namespace gets it (see network_policy.go).
 	RunnerNetworkPolicy *networkingv1.NetworkPolicySpec
 	// Keys is told which namespaces to follow key Secrets in.
-	Keys *KeyWatches
+	Keys *SecretWatches
 	// Namespaces grants the manager Secrets and ConfigMaps in the
 	// project's namespace.
 	Namespaces *nsaccess.Granter

@@ -12,12 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
@@ -31,8 +33,11 @@ import (
 // registered as its own controller.
 type ResourceReconciler[T client.Object] struct {
 	client.Client
-	IDs  *ids.Allocator
-	Kind ResourceKind[T]
+	IDs *ids.Allocator
+	// Secrets tells of Secrets appearing in project namespaces, for the
+	// kinds that refer to keys or secrets.
+	Secrets *SecretWatches
+	Kind    ResourceKind[T]
 }
 
 // ResourceKind describes one kind to a ResourceReconciler.
@@ -206,13 +211,30 @@ func (r *ResourceReconciler[T]) SetupWithManager(mgr ctrl.Manager) error {
 	for _, kind := range r.Kind.Referenced {
 		// Appearing, disappearing and (for keys) gaining the key label are
 		// what can change a reference's answer.
-		opts := []builder.WatchesOption{builder.WithPredicates(predicate.LabelChangedPredicate{})}
 		if kind.isSecret() {
-			opts = append(opts, builder.OnlyMetadata)
+			// Secrets are watched per project namespace (SecretWatches),
+			// which passes on only creations, deletions and label changes.
+			b = b.WatchesRawSource(r.secretSource(kind))
+			continue
 		}
-		b = b.Watches(kind.Object, handler.EnqueueRequestsFromMapFunc(r.referencing(kind)), opts...)
+		b = b.Watches(kind.Object, handler.EnqueueRequestsFromMapFunc(r.referencing(kind)),
+			builder.WithPredicates(predicate.LabelChangedPredicate{}))
 	}
 	return b.Complete(r)
+}
+
+// secretSource queues the objects that refer to a Secret of kind when one
+// appears, goes or is relabelled.
+func (r *ResourceReconciler[T]) secretSource(kind RefKind) source.Source {
+	referencing := r.referencing(kind)
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		r.Secrets.Listen(func(secret *metav1.PartialObjectMetadata) {
+			for _, req := range referencing(ctx, secret) {
+				q.Add(req)
+			}
+		})
+		return nil
+	})
 }
 
 // specOrLabelsChanged lets through every event but updates of status only,
@@ -273,9 +295,9 @@ type reconcilerSetup interface{ SetupWithManager(ctrl.Manager) error }
 
 // resourceReconcilers returns the reconcilers of the kinds that only hold
 // data for tasks, one per kind.
-func resourceReconcilers(c client.Client, alloc *ids.Allocator) []reconcilerSetup {
+func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretWatches) []reconcilerSetup {
 	return []reconcilerSetup{
-		&ResourceReconciler[*bastionv1.Inventory]{Client: c, IDs: alloc, Kind: ResourceKind[*bastionv1.Inventory]{
+		&ResourceReconciler[*bastionv1.Inventory]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Inventory]{
 			Name:       ids.CounterInventory,
 			New:        func() *bastionv1.Inventory { return &bastionv1.Inventory{} },
 			NewList:    func() client.ObjectList { return &bastionv1.InventoryList{} },
@@ -285,7 +307,7 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator) []reconcilerSetu
 			},
 			Referenced: []RefKind{RefKey, RefRepository},
 		}},
-		&ResourceReconciler[*bastionv1.Environment]{Client: c, IDs: alloc, Kind: ResourceKind[*bastionv1.Environment]{
+		&ResourceReconciler[*bastionv1.Environment]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Environment]{
 			Name:       ids.CounterEnvironment,
 			New:        func() *bastionv1.Environment { return &bastionv1.Environment{} },
 			NewList:    func() client.ObjectList { return &bastionv1.EnvironmentList{} },
@@ -293,7 +315,7 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator) []reconcilerSetu
 			References: func(o *bastionv1.Environment) []Reference { return ref(RefSecret, o.Spec.SecretRef) },
 			Referenced: []RefKind{RefSecret},
 		}},
-		&ResourceReconciler[*bastionv1.Repository]{Client: c, IDs: alloc, Kind: ResourceKind[*bastionv1.Repository]{
+		&ResourceReconciler[*bastionv1.Repository]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Repository]{
 			Name:       ids.CounterRepository,
 			New:        func() *bastionv1.Repository { return &bastionv1.Repository{} },
 			NewList:    func() client.ObjectList { return &bastionv1.RepositoryList{} },
@@ -301,7 +323,7 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator) []reconcilerSetu
 			References: func(o *bastionv1.Repository) []Reference { return ref(RefKey, &o.Spec.SSHKeyRef) },
 			Referenced: []RefKind{RefKey},
 		}},
-		&ResourceReconciler[*bastionv1.Template]{Client: c, IDs: alloc, Kind: ResourceKind[*bastionv1.Template]{
+		&ResourceReconciler[*bastionv1.Template]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Template]{
 			Name:       ids.CounterTemplate,
 			New:        func() *bastionv1.Template { return &bastionv1.Template{} },
 			NewList:    func() client.ObjectList { return &bastionv1.TemplateList{} },
@@ -309,14 +331,14 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator) []reconcilerSetu
 			References: templateReferences,
 			Referenced: []RefKind{RefRepository, RefEnvironment, RefInventory, RefView, RefTemplate, RefKey},
 		}},
-		&ResourceReconciler[*bastionv1.View]{Client: c, IDs: alloc, Kind: ResourceKind[*bastionv1.View]{
+		&ResourceReconciler[*bastionv1.View]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.View]{
 			Name:       ids.CounterView,
 			New:        func() *bastionv1.View { return &bastionv1.View{} },
 			NewList:    func() client.ObjectList { return &bastionv1.ViewList{} },
 			Conditions: func(o *bastionv1.View) *[]metav1.Condition { return &o.Status.Conditions },
 			References: func(*bastionv1.View) []Reference { return nil },
 		}},
-		&ResourceReconciler[*bastionv1.Integration]{Client: c, IDs: alloc, Kind: ResourceKind[*bastionv1.Integration]{
+		&ResourceReconciler[*bastionv1.Integration]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Integration]{
 			Name:       ids.CounterIntegration,
 			New:        func() *bastionv1.Integration { return &bastionv1.Integration{} },
 			NewList:    func() client.ObjectList { return &bastionv1.IntegrationList{} },
@@ -327,7 +349,7 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator) []reconcilerSetu
 			Referenced:    []RefKind{RefTemplate, RefKey},
 			ReconcileSpec: assignIntegrationItemIDs,
 		}},
-		&ResourceReconciler[*bastionv1.IntegrationAlias]{Client: c, IDs: alloc, Kind: ResourceKind[*bastionv1.IntegrationAlias]{
+		&ResourceReconciler[*bastionv1.IntegrationAlias]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.IntegrationAlias]{
 			Name:       ids.CounterIntegrationAlias,
 			New:        func() *bastionv1.IntegrationAlias { return &bastionv1.IntegrationAlias{} },
 			NewList:    func() client.ObjectList { return &bastionv1.IntegrationAliasList{} },

@@ -57,7 +57,7 @@ type Options struct {
 	// namespace to its egress rules.
 	RunnerNetworkPolicy *networkingv1.NetworkPolicySpec
 	// Keys follows key Secrets per project namespace; nil makes one.
-	Keys *KeyWatches
+	Keys *SecretWatches
 	// Namespaces grants the manager Secrets and ConfigMaps in each project
 	// namespace; nil (or an empty role) grants nothing, for credentials
 	// that already allow them.
@@ -82,7 +82,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	keys := opts.Keys
 	if keys == nil {
-		if keys, err = NewKeyWatches(mgr.GetConfig()); err != nil {
+		if keys, err = NewSecretWatches(mgr.GetConfig()); err != nil {
 			return err
 		}
 		if err := mgr.Add(keys); err != nil {
@@ -122,7 +122,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		&UserReconciler{Client: mgr.GetClient(), IDs: alloc, ManagerNamespace: opts.ManagerNamespace},
 		&KeyReconciler{Client: mgr.GetClient(), IDs: alloc, Keys: keys},
 	}
-	for _, r := range append(resourceReconcilers(mgr.GetClient(), alloc), idOnly...) {
+	for _, r := range append(resourceReconcilers(mgr.GetClient(), alloc, keys), idOnly...) {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func setupIDs(mgr ctrl.Manager, opts Options) (*ids.Allocator, error) {
 		alloc = &ids.Allocator{Client: direct}
 	}
 	// Keys (Secrets) are not cached, so not indexed: they are found by
-	// label (see KeyWatches).
+	// label (see SecretWatches).
 	err = ids.IndexByID(context.Background(), mgr.GetFieldIndexer(),
 		&bastionv1.Project{}, &bastionv1.User{}, &bastionv1.Template{}, &bastionv1.Task{},
 		&bastionv1.Schedule{}, &bastionv1.Inventory{}, &bastionv1.Environment{},

@@ -288,7 +288,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	}
 	alloc := &ids.Allocator{Client: direct}
 	granter := &nsaccess.Granter{Client: direct, Role: opts.NamespaceRole, ServiceAccount: opts.ServiceAccount, Namespace: opts.Namespace}
-	keys, err := controllers.NewKeyWatches(mgr.GetConfig())
+	keys, err := controllers.NewSecretWatches(mgr.GetConfig())
 	if err != nil {
 		return nil, err
 	}

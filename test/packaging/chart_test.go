@@ -275,7 +275,7 @@ func TestChart_shipsTheGeneratedCRDsAndRole(t *testing.T) {
 		t.Errorf("the chart has %d CRDs, config/crd/bases %d: run make manifests", len(copies), len(bases))
 	}
 	pairs := map[string]string{
-		filepath.Join(repoRoot, "config", "rbac", "role.yaml"):           filepath.Join(chartDir, "files", "rbac", "role.yaml"),
+		filepath.Join(repoRoot, "config", "rbac", "role.yaml"):              filepath.Join(chartDir, "files", "rbac", "role.yaml"),
 		filepath.Join(repoRoot, "config", "rbac", "namespace", "role.yaml"): filepath.Join(chartDir, "files", "rbac", "namespace-role.yaml"),
 	}
 	for _, b := range bases {
