@@ -478,8 +478,9 @@ func (p *faultProxy) forward(client net.Conn) {
 		if kind == "split" {
 			// Small writes with pauses: the manager reads the request in
 			// pieces, as over a congested link.
+			piece := 64 + int(d/time.Millisecond)*32 // 64 B to 1.3 kB
 			for b := wire.Bytes(); len(b) > 0; {
-				n := min(len(b), 1+int(d)%700)
+				n := min(len(b), piece)
 				if _, err := server.Write(b[:n]); err != nil {
 					return
 				}
