@@ -95,7 +95,9 @@ func (l *lockedLog) String() string {
 
 // newRelEnv serves /api/runner and /api/ws over st for n tasks. The
 // websocket options are the production defaults unless ws says otherwise.
-func newRelEnv(t *testing.T, st store.Store, n int, ws WSOptions) *relEnv {
+// A non-zero sndbuf fixes the kernel send buffer of every accepted
+// connection (Linux grows it up to 4 MiB on loopback).
+func newRelEnv(t *testing.T, st store.Store, n int, ws WSOptions, sndbuf int) *relEnv {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
@@ -127,12 +129,30 @@ func newRelEnv(t *testing.T, st store.Store, n int, ws WSOptions) *relEnv {
 	mux.Mount("/api/runner", events.routes())
 	all := func(*http.Request) (func(int64) bool, bool) { return hub.All, true }
 	mux.Handle("/api/ws", WSHandler(live, all, ws))
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	if sndbuf > 0 {
+		srv.Listener = sndbufListener{srv.Listener, sndbuf}
+	}
+	srv.Start()
 	t.Cleanup(func() {
 		live.Close() // ends the websocket connections, so Close does not wait on them
 		srv.Close()
 	})
 	return &relEnv{t: t, url: srv.URL, store: st, hub: live, tasks: tasks, log: logs}
+}
+
+// sndbufListener sets the send buffer of each connection it accepts.
+type sndbufListener struct {
+	net.Listener
+	size int
+}
+
+func (l sndbufListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tcp, ok := c.(*net.TCPConn); ok {
+		err = tcp.SetWriteBuffer(l.size)
+	}
+	return c, err
 }
 
 // line is what task prints as its line seq: the task and the number let a
@@ -262,12 +282,18 @@ func (f *follower) read(tasks []relTask, pad string) {
 	for _, rt := range tasks {
 		names[rt.id] = rt.name
 	}
+	var buf bytes.Buffer
 	for {
-		_, frame, err := f.conn.ReadMessage()
+		_, r, err := f.conn.NextReader()
+		if err == nil {
+			buf.Reset()
+			_, err = buf.ReadFrom(r)
+		}
 		if err != nil {
 			f.ended <- err
 			return
 		}
+		frame := buf.Bytes()
 		if !bytes.HasPrefix(frame, logPrefix) {
 			continue
 		}

@@ -112,7 +112,7 @@ func TestStoreFaults_postgresRestartAndCrashDuringARunLoseNothingAcknowledged(t 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	e := newRelEnv(t, st, 2, WSOptions{})
+	e := newRelEnv(t, st, 2, WSOptions{}, 0)
 	const runners = 2
 	var streamers []*runner.Streamer
 	var acks []*ackWatch
@@ -212,7 +212,7 @@ func TestStoreFaults_sqliteDiskFullDuringARunLosesNothingAndRecovers(t *testing.
 	dir := t.TempDir()
 	mountTmpfs(t, dir, 8<<20)
 	st := openRelSQLite(t, dir)
-	e := newRelEnv(t, st, 1, WSOptions{})
+	e := newRelEnv(t, st, 1, WSOptions{}, 0)
 	s, a := e.runnerFor(0, e.url)
 	acks := watchAcks(s)
 	pad := " " + strings.Repeat("x", 200)

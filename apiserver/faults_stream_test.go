@@ -34,7 +34,7 @@ func TestStreamFaults_dropDelaySplitAndLateDuplicateBatchesLeaveTheOutputExact(t
 	const runners = 3
 	lines := pick(3000, 40000)
 	const seed = 11
-	e := newRelEnv(t, openRelSQLite(t, t.TempDir()), runners, WSOptions{})
+	e := newRelEnv(t, openRelSQLite(t, t.TempDir()), runners, WSOptions{}, 0)
 	ws := e.follow(0)
 	go ws.read(e.tasks, "")
 	proxy := startFaultProxy(t, e.url, seed)
@@ -93,7 +93,7 @@ func TestStreamFaults_dropDelaySplitAndLateDuplicateBatchesLeaveTheOutputExact(t
 // a websocket client end with every line once, in order.
 func TestStreamFaults_shuffledOverlappingAndRepeatedBatchesAckOnlyWhatIsContiguous(t *testing.T) {
 	const total = 1000
-	e := newRelEnv(t, openRelSQLite(t, t.TempDir()), 1, WSOptions{})
+	e := newRelEnv(t, openRelSQLite(t, t.TempDir()), 1, WSOptions{}, 0)
 	ws := e.follow(0)
 	go ws.read(e.tasks, "")
 	rt := e.tasks[0]
