@@ -535,6 +535,14 @@ func (p *faultProxy) forward(client net.Conn) {
 	}
 }
 
+// fail records a problem with a late copy; past 100 the rest are dropped.
+func (p *faultProxy) fail(msg string) {
+	select {
+	case p.failures <- msg:
+	default:
+	}
+}
+
 // replayLater delivers a copy of a request the runner gave up on, after
 // the runner has resent it and moved on.
 func (p *faultProxy) replayLater(req *http.Request, body []byte, copies int, after time.Duration) {
@@ -554,13 +562,13 @@ func (p *faultProxy) replayLater(req *http.Request, body []byte, copies int, aft
 			r.Header = header.Clone()
 			resp, err := http.DefaultClient.Do(r)
 			if err != nil {
-				p.failures <- "replay: " + err.Error()
+				p.fail("replay: " + err.Error())
 				return
 			}
 			answer, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
-				p.failures <- fmt.Sprintf("a replayed batch was answered %d %s", resp.StatusCode, answer)
+				p.fail(fmt.Sprintf("a replayed batch was answered %d %s", resp.StatusCode, answer))
 				return
 			}
 			p.replayed.Add(1)
