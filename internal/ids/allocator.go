@@ -61,25 +61,6 @@ type Allocator struct {
 	// known is the lowest value each counter is known to hold, so that
 	// Reserve need not ask the apiserver for ids the counter already passed.
 	known map[counterKey]int64
-	// turns lets this process's writers of one namespace's counters take
-	// turns instead of racing each other through conflicts and backoff:
-	// 16 API clients starting tasks in one project spent most of their
-	// time losing races (issue #11, load test). Other replicas still race,
-	// and the optimistic update keeps that safe.
-	turns map[string]*sync.Mutex
-}
-
-// turn is the lock of a namespace's counters ConfigMap.
-func (a *Allocator) turn(namespace string) *sync.Mutex {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.turns == nil {
-		a.turns = map[string]*sync.Mutex{}
-	}
-	if a.turns[namespace] == nil {
-		a.turns[namespace] = &sync.Mutex{}
-	}
-	return a.turns[namespace]
 }
 
 type counterKey struct{ namespace, counter string }
@@ -103,9 +84,6 @@ func (a *Allocator) Reserve(ctx context.Context, namespace, counter string, id i
 // advance moves a counter from its last value to next(last) and returns the
 // new value. It writes only when the value changes.
 func (a *Allocator) advance(ctx context.Context, namespace, counter string, next func(last int64) int64) (int64, error) {
-	turn := a.turn(namespace)
-	turn.Lock()
-	defer turn.Unlock()
 	var value int64
 	err := retryRaces(ctx, func() error {
 		cm := &corev1.ConfigMap{}
