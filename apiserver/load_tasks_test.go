@@ -189,7 +189,7 @@ func TestLoad_100TaskCreationsASecondRunEachTaskOnceWithinTheLimits(t *testing.T
 
 	// Every task ends in success; the store keeps its summary even after
 	// retention prunes the Task object.
-	deadline := time.Now().Add(time.Duration(seconds)*10*time.Second + time.Minute)
+	deadline := time.Now().Add(time.Duration(seconds)*20*time.Second + 2*time.Minute)
 	for pi, p := range projects {
 		for {
 			sums, err := e.Store.ListTaskSummaries(t.Context(), p.pid, store.SummaryFilter{Status: "success"}, 0, total+1)
