@@ -198,3 +198,16 @@ clean: ## Remove build output (not the envtest cache).
 .PHONY: bench-dispatch
 bench-dispatch: envtest-assets ## Dispatch rate: 1,000 Tasks to Jobs through the real kube-apiserver (docs/benchmarks.md).
 	go test ./controllers -run '^$$' -bench BenchmarkTaskDispatch -benchtime 1x -count 3 -timeout 30m
+
+##@ Soak (issue 11: the long versions of the fault and load tests)
+# Each part adds its own target as a prerequisite of soak, so parts merge
+# without touching each other's lines. BASTION_SOAK=1 makes the tests run
+# their long versions; `make test` runs the short ones.
+.PHONY: soak
+soak: soak-faults ## Long versions of the fault and load tests (docs/reliability.md).
+
+# Items 2, 3 and 5: stream faults, store faults, websocket and task-creation load.
+SOAK_FAULTS_TESTS := TestStreamFaults_|TestStoreFaults_|TestLoad_
+.PHONY: soak-faults
+soak-faults: envtest-assets
+	BASTION_SOAK=1 go test ./apiserver -run '$(SOAK_FAULTS_TESTS)' -count=1 -v -timeout 40m

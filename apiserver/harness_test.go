@@ -52,6 +52,8 @@ type apiEnv struct {
 	Users *users.Store
 	Log   *syncBuffer // everything the API and the reconcilers logged
 	Clock *testClock
+	// Config reaches the same kube-apiserver (for watches).
+	Config *rest.Config
 	// opts is the shared server's configuration; serve makes variants.
 	opts apiserver.Options
 }
@@ -220,7 +222,7 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return nil, stops, fmt.Errorf("the cache did not sync")
 	}
-	return &apiEnv{URL: srv.URL, K8s: direct, Store: st, Users: userStore, Log: logs, Clock: clock, opts: opts}, stops, nil
+	return &apiEnv{URL: srv.URL, K8s: direct, Store: st, Users: userStore, Log: logs, Clock: clock, Config: cfg, opts: opts}, stops, nil
 }
 
 var userSeq atomic.Int64

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,16 +37,19 @@ type runnerEvents struct {
 	reader client.Reader // reads around the cache: the input Secret's token
 	store  store.Store
 	hub    *hub.Hub
+	log    logr.Logger // the API's logger when zero
 
 	mu        sync.Mutex
 	tokens    map[types.UID]string      // task UID → token, read once
 	published map[types.UID]int64       // task UID → last line sent to the hub
 	locks     map[types.UID]*sync.Mutex // one request per task at a time
+	failing   map[types.UID]bool        // tasks whose last batch could not be stored
 }
 
 func newRunnerEvents(opts Options) *runnerEvents {
 	return &runnerEvents{client: opts.Client, reader: opts.Reader, store: opts.Store, hub: opts.Hub,
-		tokens: map[types.UID]string{}, published: map[types.UID]int64{}, locks: map[types.UID]*sync.Mutex{}}
+		tokens: map[types.UID]string{}, published: map[types.UID]int64{}, locks: map[types.UID]*sync.Mutex{},
+		failing: map[types.UID]bool{}}
 }
 
 func (e *runnerEvents) routes() chi.Router {
@@ -86,6 +90,7 @@ func (e *runnerEvents) receive(w http.ResponseWriter, r *http.Request) {
 	}
 
 	ack, err := e.storeLines(r, task, taskKey, batch.Lines)
+	e.noteStoreHealth(task, taskKey, ack, err)
 	if err != nil {
 		// The runner keeps the lines and sends them again.
 		fail(w, http.StatusServiceUnavailable, "storing output: "+err.Error())
@@ -96,6 +101,34 @@ func (e *runnerEvents) receive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	respond(w, http.StatusOK, runproto.Reply{Ack: ack, Confirm: task.Spec.Confirmed, Stop: string(task.Spec.Stop)})
+}
+
+// noteStoreHealth logs when a task's output stops being stored and when
+// it is stored again. The runner keeps unacknowledged lines and retries
+// quietly, so without this an outage of the store (PostgreSQL restarting,
+// a full disk) would be visible nowhere on the manager's side. One line
+// per change rather than per retry: a runner retries every two seconds.
+func (e *runnerEvents) noteStoreHealth(task *bastionv1.Task, key store.TaskKey, ack int64, err error) {
+	e.mu.Lock()
+	was := e.failing[task.UID]
+	if err != nil {
+		e.failing[task.UID] = true
+	} else {
+		delete(e.failing, task.UID)
+	}
+	e.mu.Unlock()
+	log := e.log
+	if log.GetSink() == nil {
+		log = logAPI()
+	}
+	switch {
+	case err != nil && !was:
+		log.Error(err, "cannot store a runner's output; the runner keeps its lines and retries",
+			"namespace", task.Namespace, "task", task.Name, "project", key.ProjectID, "id", key.TaskID)
+	case err == nil && was:
+		log.Info("storing a runner's output again", "namespace", task.Namespace, "task", task.Name,
+			"project", key.ProjectID, "id", key.TaskID, "stored", ack)
+	}
 }
 
 // authorized compares the bearer token with the one the engine minted for

@@ -50,7 +50,9 @@ func (r *TaskReconciler) admit(ctx context.Context, task *bastionv1.Task) (admis
 		scope = nil // the global limit needs every namespace's tasks
 	}
 	all := &bastionv1.TaskList{}
-	if err := r.List(ctx, all, scope...); err != nil {
+	// Read only, under the lock, once per waiting task per finished task:
+	// copying every Task of the project each time is what would cost.
+	if err := r.List(ctx, all, append(scope, client.UnsafeDisableDeepCopy)...); err != nil {
 		return admissionDecision{}, err
 	}
 
@@ -89,16 +91,23 @@ func (r *TaskReconciler) admit(ctx context.Context, task *bastionv1.Task) (admis
 			message: fmt.Sprintf("waiting: %d tasks are running, the manager's limit", globalActive)}, nil
 	}
 	if limit > 0 {
+		// The message of a waiting task must not change while it waits
+		// (no queue position, no count of free slots): every finished task
+		// re-reconciles the project's waiting ones, and a new message is a
+		// status write for each of them, so with hundreds waiting a project
+		// spent its time rewriting them (issue #11, load test). Behind an
+		// older waiting task it says so; at the head it says the slots are
+		// taken, which stays true until it starts.
 		free := limit - projectActive
-		if free <= 0 {
-			return admissionDecision{reason: bastionv1.ReasonProjectLimit,
-				message: fmt.Sprintf("waiting: %d of %d tasks of this project are running (max parallel tasks)", projectActive, limit)}, nil
-		}
 		sortFIFO(queue)
 		rank := indexOf(queue, task)
-		if rank >= free {
+		switch {
+		case rank > 0 && rank >= free:
 			return admissionDecision{reason: bastionv1.ReasonQueuedBehind,
-				message: fmt.Sprintf("waiting: %d older tasks of this project are queued for %d free slots", rank, free)}, nil
+				message: fmt.Sprintf("waiting: older tasks of this project are queued first (it runs at most %d at once)", limit)}, nil
+		case free <= 0:
+			return admissionDecision{reason: bastionv1.ReasonProjectLimit,
+				message: fmt.Sprintf("waiting: %d of %d tasks of this project are running (max parallel tasks)", projectActive, limit)}, nil
 		}
 	}
 	r.admission.admitted[client.ObjectKeyFromObject(task)] = true

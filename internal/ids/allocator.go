@@ -20,7 +20,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -37,6 +36,12 @@ const (
 // writers on one counter each round lets one of them win, so the budget
 // must outlast dozens of rounds; jitter spreads the writers so that the
 // rounds get less crowded. Under no contention the first try succeeds.
+//
+// Steps is the number of tries and Cap only bounds the wait between two:
+// retryRaces uses it so, unlike wait.Backoff, which ends the retries once
+// the wait reaches Cap. That cut the budget to 15 tries (about 3-6 s), and
+// 16 API clients creating 100 tasks a second in one project lost that many
+// rounds in a row: a 409 for a task start (issue #11, load test).
 var Backoff = wait.Backoff{
 	Duration: 5 * time.Millisecond,
 	Factor:   1.5,
@@ -80,7 +85,7 @@ func (a *Allocator) Reserve(ctx context.Context, namespace, counter string, id i
 // new value. It writes only when the value changes.
 func (a *Allocator) advance(ctx context.Context, namespace, counter string, next func(last int64) int64) (int64, error) {
 	var value int64
-	err := retry.OnError(Backoff, retriable, func() error {
+	err := retryRaces(ctx, func() error {
 		cm := &corev1.ConfigMap{}
 		err := a.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ConfigMapName}, cm)
 		if apierrors.IsNotFound(err) {
@@ -117,6 +122,25 @@ func (a *Allocator) advance(ctx context.Context, namespace, counter string, next
 
 func retriable(err error) bool {
 	return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
+}
+
+// retryRaces runs try until it succeeds, fails otherwise than by losing a
+// race, Backoff.Steps tries were made, or ctx ends. The wait grows by
+// Backoff.Factor up to Backoff.Cap and stays there, each with its jitter.
+func retryRaces(ctx context.Context, try func() error) error {
+	delay := Backoff.Duration
+	for attempt := 1; ; attempt++ {
+		err := try()
+		if err == nil || !retriable(err) || attempt >= Backoff.Steps {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait.Jitter(delay, Backoff.Jitter)):
+		}
+		delay = min(time.Duration(float64(delay)*Backoff.Factor), Backoff.Cap)
+	}
 }
 
 func newConfigMap(namespace, counter string, value int64) *corev1.ConfigMap {

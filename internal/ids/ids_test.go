@@ -6,6 +6,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -282,5 +283,39 @@ func TestIndexByID_indexesValidIDsOnly(t *testing.T) {
 	}
 	if MatchingID(5)[IDField] != "5" {
 		t.Errorf("MatchingID(5) = %v", MatchingID(5))
+	}
+}
+
+// The retry budget is Backoff.Steps tries, whatever Cap is: a counter
+// update that loses 30 races in a row still gets its id, and one that
+// loses every race gives up after Steps tries with the conflict. (Before,
+// reaching Cap ended the retries after about 15 tries, and concurrent task
+// starts got a 409.)
+func TestAllocator_retriesEveryStepEvenOnceTheWaitReachesItsCap(t *testing.T) {
+	saved := Backoff
+	t.Cleanup(func() { Backoff = saved })
+	Backoff.Duration, Backoff.Cap = 100*time.Microsecond, 2*time.Millisecond
+
+	for _, tc := range []struct {
+		lose    int
+		wantErr bool
+	}{{30, false}, {1000, true}} {
+		updates := 0
+		c := fake.NewClientBuilder().WithScheme(newScheme()).WithObjects(newConfigMap(ns, CounterTask, 4)).
+			WithInterceptorFuncs(interceptor.Funcs{
+				Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+					if updates++; updates <= tc.lose {
+						return apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, ConfigMapName, fmt.Errorf("lost a race"))
+					}
+					return c.Update(ctx, obj, opts...)
+				},
+			}).Build()
+		id, err := (&Allocator{Client: c}).Next(context.Background(), ns, CounterTask)
+		switch {
+		case tc.wantErr && (err == nil || !apierrors.IsConflict(err) || updates != Backoff.Steps):
+			t.Errorf("losing every race: id %d, %v after %d tries; want the conflict after %d", id, err, updates, Backoff.Steps)
+		case !tc.wantErr && (err != nil || id != 5 || updates != tc.lose+1):
+			t.Errorf("losing %d races: id %d, %v after %d tries; want id 5 on try %d", tc.lose, id, err, updates, tc.lose+1)
+		}
 	}
 }
