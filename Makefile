@@ -194,3 +194,10 @@ clean: ## Remove build output (not the envtest cache).
 .PHONY: bench-dispatch
 bench-dispatch: envtest-assets ## Dispatch rate: 1,000 Tasks to Jobs through the real kube-apiserver (docs/benchmarks.md).
 	go test ./controllers -run '^$$' -bench BenchmarkTaskDispatch -benchtime 1x -count 3 -timeout 30m
+
+##@ Reliability
+# The long versions of the reliability tests (docs/reliability.md); each
+# test reads BASTION_SOAK and scales its kills, restarts and tasks up.
+.PHONY: soak
+soak: envtest-assets $(BASTION) ## Long reliability runs: 60 manager SIGKILLs, 15 kube-apiserver restarts (docs/reliability.md).
+	BASTION_SOAK=1 BASTION_BIN=$(BASTION) go test ./test/e2e -run '^TestRestart_' -count=1 -v -timeout 60m

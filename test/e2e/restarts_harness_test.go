@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -241,10 +242,26 @@ func (m *managerProc) stop() {
 	}
 }
 
-// signIn signs in as the administrator the manager created.
+// signIn signs in as the administrator the manager creates. On a first
+// start the account may not exist yet: a few tries, fewer than the
+// failures that lock an account.
 func (m *managerProc) signIn() *apiClient {
 	m.t.Helper()
-	return signedIn(m.t, m.url, "admin", m.password)
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	api := &apiClient{t: m.t, base: m.url, c: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+	for try := 1; ; try++ {
+		code, body := api.call("POST", "/api/auth/login", map[string]string{"auth": "admin", "password": m.password})
+		if code == http.StatusNoContent {
+			return api
+		}
+		if try == 4 {
+			m.t.Fatalf("signing in to manager #%d: %d %s", m.starts, code, body)
+		}
+		time.Sleep(1500 * time.Millisecond)
+	}
 }
 
 // runnersUnder lists the processes whose command line names a path under
