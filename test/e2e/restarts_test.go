@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 )
@@ -50,6 +51,9 @@ func TestRestart_managerKilledAtRandomLosesNoLineAndRunsEveryTaskOnce(t *testing
 	eventually(t, 30*time.Second, "runs released", func() error {
 		if pids := runnersUnder(m.runs); len(pids) > 0 {
 			return fmt.Errorf("runner processes still alive: %v", pids)
+		}
+		if left, err := os.ReadDir(m.runs); err != nil || len(left) > 0 {
+			return fmt.Errorf("run directories left: %v (%v)", left, err)
 		}
 		return nil
 	})
