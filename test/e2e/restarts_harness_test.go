@@ -108,12 +108,34 @@ func startCluster(t *testing.T) *cluster {
 	return c
 }
 
-// restartAPIServer stops kube-apiserver (SIGTERM, as a rolling update
-// does), keeps it down for down, and starts it again on the same port.
+// restartAPIServer kills kube-apiserver with SIGKILL (a crash: a graceful
+// stop under load can outlast any sensible bound), keeps it down for down,
+// and starts it again on the same port with the same certificates.
 func (c *cluster) restartAPIServer(down time.Duration) {
 	c.t.Helper()
+	certDir := c.env.ControlPlane.APIServer.CertDir
+	var pids []int
+	for _, pid := range processesNaming(certDir) {
+		raw, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+		if strings.TrimSpace(string(raw)) == "kube-apiserver" {
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) != 1 {
+		c.t.Fatalf("found kube-apiserver processes %v, want one", pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		c.t.Fatal(err)
+	}
+	// envtest reaps it; Stop then finds it exited and only tidies up.
+	eventually(c.t, 10*time.Second, "kube-apiserver gone", func() error {
+		if err := syscall.Kill(pids[0], 0); err == nil {
+			return fmt.Errorf("pid %d still there", pids[0])
+		}
+		return nil
+	})
 	if err := c.env.ControlPlane.APIServer.Stop(); err != nil {
-		c.t.Fatalf("stopping kube-apiserver: %v", err)
+		c.t.Fatalf("tidying up after kube-apiserver: %v", err)
 	}
 	time.Sleep(down)
 	if err := c.env.ControlPlane.APIServer.Start(); err != nil {
@@ -264,9 +286,20 @@ func (m *managerProc) signIn() *apiClient {
 	}
 }
 
-// runnersUnder lists the processes whose command line names a path under
-// dir: the runners of the local launcher.
+// runnersUnder lists the live processes whose command line names a path
+// under dir: the runners of the local launcher and their scripts.
 func runnersUnder(dir string) []int {
+	var pids []int
+	for _, pid := range processesNaming(dir + "/") {
+		if !zombie(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// processesNaming lists the processes whose command line contains s.
+func processesNaming(s string) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
@@ -275,10 +308,7 @@ func runnersUnder(dir string) []int {
 			continue
 		}
 		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		if bytes.Contains(raw, []byte(dir+"/")) && !zombie(pid) {
+		if err == nil && bytes.Contains(raw, []byte(s)) {
 			pids = append(pids, pid)
 		}
 	}
