@@ -58,11 +58,11 @@ type managerOptions struct {
 	RunnerURL string
 	// Launcher runs tasks; nil means Jobs with JobOptions, or local
 	// processes when LocalRunsDir is set.
-	Launcher launch.Launcher
+	Launcher   launch.Launcher
+	JobOptions launch.JobOptions
 	// LocalRunsDir, when set, runs tasks as `bastion runner` processes of
 	// this host, with their files under it (--local-runs).
 	LocalRunsDir string
-	JobOptions launch.JobOptions
 	// DisablePasswordLogin leaves only single sign-on.
 	DisablePasswordLogin bool
 	// OIDC is the single sign-on providers, from flags and a config file.
