@@ -65,6 +65,8 @@ const (
 	// startingPrefix names a directory whose inputs are being written; it
 	// is renamed to the run's name just before the runner starts.
 	startingPrefix = ".starting-"
+	// removingPrefix names a run directory being removed.
+	removingPrefix = ".removing-"
 )
 
 // Notifications is a source that names a task whenever its process exits,
@@ -72,6 +74,9 @@ const (
 func (l *LocalLauncher) Notifications() source.Source {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Set up once, before the first reconcile: the moment to tidy up
+	// after an earlier process even when no task is left to reconcile.
+	l.removeHalfDone()
 	if l.events == nil {
 		l.events = make(chan event.GenericEvent, 64)
 	}
@@ -135,7 +140,7 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	if l.runs == nil {
 		l.runs = map[string]*localRun{}
 	}
-	l.removeHalfStarted()
+	l.removeHalfDone()
 	r, err := l.lookup(run)
 	if err != nil {
 		return err
@@ -147,12 +152,15 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 		// The earlier manager died after naming the directory and before
 		// the runner started: nothing ran, so it starts now.
 		delete(l.runs, runKey(run))
-		if err := os.RemoveAll(r.dir); err != nil {
+		if err := removeDir(r.dir); err != nil {
 			return err
 		}
 	}
 
 	dir := l.runDir(run)
+	if err := removeDir(dir); err != nil { // no lock file: no run, only debris
+		return err
+	}
 	staging, err := os.MkdirTemp(l.baseDir(), startingPrefix) // mode 0700
 	if err != nil {
 		return fmt.Errorf("creating the run directory: %w", err)
@@ -182,7 +190,7 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	if len(command) == 0 {
 		self, err := os.Executable()
 		if err != nil {
-			_ = os.RemoveAll(dir)
+			_ = removeDir(dir)
 			return err
 		}
 		command = []string{self, "runner"}
@@ -204,7 +212,7 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	if out == nil {
 		f, err := os.OpenFile(filepath.Join(dir, logFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
-			_ = os.RemoveAll(dir)
+			_ = removeDir(dir)
 			return err
 		}
 		defer f.Close()
@@ -217,13 +225,13 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	// children too, and a signal to the manager's group does not.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
+		_ = removeDir(dir)
 		return fmt.Errorf("starting the runner: %w", err)
 	}
 	if err := writeFileAtomic(filepath.Join(dir, pidFile), strconv.Itoa(cmd.Process.Pid)+"\n"); err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
-		_ = os.RemoveAll(dir)
+		_ = removeDir(dir)
 		return err
 	}
 	r = &localRun{cmd: cmd, pid: cmd.Process.Pid, dir: dir, done: make(chan struct{})}
@@ -239,17 +247,20 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	return nil
 }
 
-// removeHalfStarted removes, once, the staging directories an earlier
-// process left when it died writing a run's inputs (they hold secrets).
-// l.mu must be held; this process has none of its own yet.
-func (l *LocalLauncher) removeHalfStarted() {
+// removeHalfDone removes, once, the directories an earlier process left
+// when it died writing a run's inputs (they hold secrets) or removing a
+// run. l.mu must be held: Start stages its own directories under it, so
+// none of this process's is in the middle of being written.
+func (l *LocalLauncher) removeHalfDone() {
 	if l.cleaned {
 		return
 	}
 	l.cleaned = true
-	stale, _ := filepath.Glob(filepath.Join(l.baseDir(), startingPrefix+"*"))
-	for _, dir := range stale {
-		_ = os.RemoveAll(dir)
+	for _, prefix := range []string{startingPrefix, removingPrefix} {
+		stale, _ := filepath.Glob(filepath.Join(l.baseDir(), prefix+"*"))
+		for _, dir := range stale {
+			_ = os.RemoveAll(dir)
+		}
 	}
 }
 
@@ -466,11 +477,17 @@ func (l *LocalLauncher) Stop(_ context.Context, run Run, force bool) error {
 // Release kills what is left of the run and removes its directory.
 func (l *LocalLauncher) Release(_ context.Context, run Run) error {
 	l.mu.Lock()
+	l.removeHalfDone()
 	r, err := l.lookup(run)
 	delete(l.runs, runKey(run))
 	l.mu.Unlock()
-	if err != nil || r == nil {
+	if err != nil {
 		return err
+	}
+	if r == nil {
+		// Nothing to adopt; a directory left without its lock file (by an
+		// older version) goes all the same.
+		return removeDir(l.runDir(run))
 	}
 	if !r.finished() {
 		if pgid := r.groupID(); pgid > 0 {
@@ -483,5 +500,20 @@ func (l *LocalLauncher) Release(_ context.Context, run Run) error {
 			// the files go anyway.
 		}
 	}
-	return os.RemoveAll(r.dir)
+	return removeDir(r.dir)
+}
+
+// removeDir takes the directory away from the run's name first, in one
+// rename, then removes it: a manager killed while removing leaves a
+// ".removing-" directory that the next one deletes, never a half-removed
+// run that it would have to make sense of.
+func removeDir(dir string) error {
+	gone := filepath.Join(filepath.Dir(dir), removingPrefix+filepath.Base(dir))
+	if err := os.Rename(dir, gone); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return os.RemoveAll(gone)
 }

@@ -211,3 +211,43 @@ func zombie(pid int) bool {
 	i := strings.LastIndexByte(string(stat), ')')
 	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
+
+// A manager killed while it removed a finished run's directory leaves no
+// debris the next one trips over: the directory leaves the run's name in
+// one rename, and whatever is left under the run's name or a
+// ".removing-" name is removed.
+func TestLocalLauncher_releaseRemovesWhatAnInterruptedRemovalLeft(t *testing.T) {
+	l, run, _ := newLocal(t, "ok")
+	ctx := context.Background()
+	dir := l.runDir(run)
+	// What an older removal could leave: the lock file gone, the rest not.
+	if err := os.MkdirAll(filepath.Join(dir, "work", "repository"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	removing := filepath.Join(l.BaseDir, removingPrefix+"other-run")
+	if err := os.MkdirAll(filepath.Join(removing, "secrets"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(l.BaseDir); len(left) != 0 {
+		t.Fatalf("left in the base directory: %v", left)
+	}
+
+	// The same debris under a run about to start: it starts, once.
+	if err := os.MkdirAll(filepath.Join(dir, "work"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fresh := restarted(l)
+	if err := fresh.Start(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase(t, fresh, run, PhaseSucceeded)
+	if err := fresh.Release(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(l.BaseDir); len(left) != 0 {
+		t.Fatalf("left in the base directory: %v", left)
+	}
+}
