@@ -105,13 +105,13 @@ vet: ## go vet, and gofmt must have nothing to say.
 
 .PHONY: test-go
 test-go: envtest-assets $(TERRAFORM) console/dist/index.html $(GOTESTSUM) $(BASTION) ## Go unit, envtest and end-to-end tests.
-	PATH="$(dir $(TERRAFORM)):$$PATH" BASTION_BIN=$(BASTION) $(GOTESTSUM) --format testname -- -count=1 ./...
+	PATH="$(dir $(TERRAFORM)):$$PATH" BASTION_BIN=$(BASTION) $(GOTESTSUM) --format testname -- -count=1 -timeout 30m ./...
 
 # Its own Go module (test/packaging/go.mod), so that Helm's and kustomize's
 # dependencies never enter the bastion binary's module or its build.
 .PHONY: test-packaging
 test-packaging: envtest-assets $(GOTESTSUM) ## The Helm chart and config/default, rendered and dry-run applied to envtest; RBAC by SubjectAccessReview.
-	cd test/packaging && go vet ./... && $(GOTESTSUM) --format testname -- -count=1 ./...
+	cd test/packaging && go vet ./... && $(GOTESTSUM) --format testname -- -count=1 -timeout 30m ./...
 
 .PHONY: test-console
 test-console: console/node_modules/.package-lock.json ## Console type check and Vitest.
@@ -199,15 +199,19 @@ clean: ## Remove build output (not the envtest cache).
 bench-dispatch: envtest-assets ## Dispatch rate: 1,000 Tasks to Jobs through the real kube-apiserver (docs/benchmarks.md).
 	go test ./controllers -run '^$$' -bench BenchmarkTaskDispatch -benchtime 1x -count 3 -timeout 30m
 
-##@ Soak (issue 11: the long versions of the fault and load tests)
-# Each part adds its own target as a prerequisite of soak, so parts merge
-# without touching each other's lines. BASTION_SOAK=1 makes the tests run
-# their long versions; `make test` runs the short ones.
+##@ Soak (issue 11: the long versions of the reliability tests)
+# Each part is its own target and a prerequisite of soak. BASTION_SOAK=1
+# makes the tests run their long versions; `make test` runs the short ones.
 .PHONY: soak
-soak: soak-faults ## Long versions of the fault and load tests (docs/reliability.md).
+soak: soak-faults soak-restarts ## Long reliability runs: faults, load, manager SIGKILLs, kube-apiserver restarts (docs/reliability.md).
 
 # Items 2, 3 and 5: stream faults, store faults, websocket and task-creation load.
 SOAK_FAULTS_TESTS := TestStreamFaults_|TestStoreFaults_|TestLoad_
 .PHONY: soak-faults
 soak-faults: envtest-assets
 	BASTION_SOAK=1 go test ./apiserver -run '$(SOAK_FAULTS_TESTS)' -count=1 -v -timeout 40m
+
+# Items 1 and 4: 60 manager SIGKILLs, 15 kube-apiserver restarts.
+.PHONY: soak-restarts
+soak-restarts: envtest-assets $(BASTION)
+	BASTION_SOAK=1 BASTION_BIN=$(BASTION) go test ./test/e2e -run '^TestRestart_' -count=1 -v -timeout 60m

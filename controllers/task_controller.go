@@ -212,7 +212,7 @@ func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task
 			// Just created; the watch brings it back when the run shows.
 			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 		default:
-			r.transition(task, bastionv1.TaskError, "the run disappeared (its Job was deleted, or the manager restarted under bastion dev)")
+			r.transition(task, bastionv1.TaskError, "the run disappeared (its Job or its local run directory was deleted)")
 		}
 	case launch.PhaseSucceeded:
 		if stopping {

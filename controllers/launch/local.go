@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -20,9 +23,16 @@ import (
 )
 
 // LocalLauncher runs `bastion runner` as a child process with the same
-// inputs a Job would mount, written to a private directory. Runs live in
-// this process's memory: after a restart of the manager they are gone, and
-// Observe reports NotFound.
+// inputs a Job would mount, written to a private directory.
+//
+// A run outlives the manager that started it, as a Job does: the runner is
+// in its own process group and writes to a log file (never to a pipe into
+// the manager, whose end would close and kill it with SIGPIPE), keeps
+// streaming to whichever manager answers next, and holds an exclusive lock
+// on the file "lock" in its run directory for as long as a process of the
+// run lives. The directory is named after the task, so a restarted manager
+// finds it again and adopts the run instead of starting it a second time;
+// the runner writes its exit code to the file "exit" when it ends.
 type LocalLauncher struct {
 	// Client reads the input and key Secrets.
 	Client client.Client
@@ -30,23 +40,43 @@ type LocalLauncher struct {
 	// this executable with "runner".
 	Command []string
 	// BaseDir holds the private run directories (default: os.TempDir()).
+	// It must be the same across restarts for runs to be adopted.
 	BaseDir string
 	// GracePeriod is how long a gracefully stopped run has before SIGKILL.
 	GracePeriod time.Duration
-	// Output receives the runner's stdout and stderr (default: discarded;
-	// the runner streams its output to the manager).
+	// Output receives the runner's stdout and stderr (default: the file
+	// runner.log in the run directory; the runner streams its output to
+	// the manager). A writer that is not a file is fed through a pipe, and
+	// the runner then dies with this process.
 	Output io.Writer
 
-	mu     sync.Mutex
-	runs   map[string]*localRun
-	events chan event.GenericEvent
+	mu      sync.Mutex
+	runs    map[string]*localRun
+	events  chan event.GenericEvent
+	cleaned bool // half-started directories of an earlier process removed
 }
+
+// Files of a run directory.
+const (
+	lockFile = "lock" // flock-ed by the run's processes while they live
+	pidFile  = "pid"  // the runner's pid, written once it started
+	exitFile = "exit" // the runner's exit code, written by the runner last
+	logFile  = "runner.log"
+	// startingPrefix names a directory whose inputs are being written; it
+	// is renamed to the run's name just before the runner starts.
+	startingPrefix = ".starting-"
+	// removingPrefix names a run directory being removed.
+	removingPrefix = ".removing-"
+)
 
 // Notifications is a source that names a task whenever its process exits,
 // since no Kubernetes event tells the reconciler.
 func (l *LocalLauncher) Notifications() source.Source {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Set up once, before the first reconcile: the moment to tidy up
+	// after an earlier process even when no task is left to reconcile.
+	l.removeHalfDone()
 	if l.events == nil {
 		l.events = make(chan event.GenericEvent, 64)
 	}
@@ -56,13 +86,52 @@ func (l *LocalLauncher) Notifications() source.Source {
 var _ Launcher = (*LocalLauncher)(nil)
 
 type localRun struct {
-	cmd  *exec.Cmd
+	cmd  *exec.Cmd // nil for a run adopted after a restart
+	pid  int       // the runner's pid, its process group's id (0: unknown yet)
 	dir  string
 	done chan struct{}
-	err  error // the process's exit, valid once done is closed
+	err  error // the process's exit, valid once done is closed (own runs)
 }
 
 func runKey(run Run) string { return run.Task.Namespace + "/" + run.Name }
+
+// runDir is the run's directory: the same for the same task in every
+// process, different for a new task of the same name. "_" appears in no
+// namespace, run name or UID, so the parts cannot run into each other.
+func (l *LocalLauncher) runDir(run Run) string {
+	return filepath.Join(l.baseDir(), run.Task.Namespace+"_"+run.Name+"_"+string(run.Task.UID))
+}
+
+func (l *LocalLauncher) baseDir() string {
+	if l.BaseDir == "" {
+		return os.TempDir()
+	}
+	return l.BaseDir
+}
+
+// lookup returns the run, adopting the directory an earlier manager left;
+// nil when there is neither. l.mu must be held.
+func (l *LocalLauncher) lookup(run Run) (*localRun, error) {
+	if r, ok := l.runs[runKey(run)]; ok {
+		return r, nil
+	}
+	dir := l.runDir(run)
+	if _, err := os.Stat(filepath.Join(dir, lockFile)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	r, err := l.adopt(run, dir)
+	if err != nil {
+		return nil, err
+	}
+	if l.runs == nil {
+		l.runs = map[string]*localRun{}
+	}
+	l.runs[runKey(run)] = r
+	return r, nil
+}
 
 // Start writes the inputs and starts the runner.
 func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
@@ -71,16 +140,49 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	if l.runs == nil {
 		l.runs = map[string]*localRun{}
 	}
-	if _, ok := l.runs[runKey(run)]; ok {
-		return nil
+	l.removeHalfDone()
+	r, err := l.lookup(run)
+	if err != nil {
+		return err
+	}
+	if r != nil {
+		if r.cmd != nil || !r.neverStarted() {
+			return nil // started already, by this process or an earlier one
+		}
+		// The earlier manager died after naming the directory and before
+		// the runner started: nothing ran, so it starts now.
+		delete(l.runs, runKey(run))
+		if err := removeDir(r.dir); err != nil {
+			return err
+		}
 	}
 
-	dir, err := os.MkdirTemp(l.BaseDir, "bastion-run-") // mode 0700
+	dir := l.runDir(run)
+	if err := removeDir(dir); err != nil { // no lock file: no run, only debris
+		return err
+	}
+	staging, err := os.MkdirTemp(l.baseDir(), startingPrefix) // mode 0700
 	if err != nil {
 		return fmt.Errorf("creating the run directory: %w", err)
 	}
-	if err := l.writeInputs(ctx, run, dir); err != nil {
-		_ = os.RemoveAll(dir)
+	if err := l.writeInputs(ctx, run, staging); err != nil {
+		_ = os.RemoveAll(staging)
+		return err
+	}
+	lock, err := os.OpenFile(filepath.Join(staging, lockFile), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		_ = os.RemoveAll(staging)
+		return err
+	}
+	defer lock.Close() // the runner keeps its own copy, and with it the lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = os.RemoveAll(staging)
+		return fmt.Errorf("locking the run directory: %w", err)
+	}
+	// Named for the task only once complete, so that a restart never finds
+	// half-written inputs under the run's name.
+	if err := os.Rename(staging, dir); err != nil {
+		_ = os.RemoveAll(staging)
 		return err
 	}
 
@@ -88,13 +190,14 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	if len(command) == 0 {
 		self, err := os.Executable()
 		if err != nil {
-			_ = os.RemoveAll(dir)
+			_ = removeDir(dir)
 			return err
 		}
 		command = []string{self, "runner"}
 	}
 	args := append(append([]string{}, command[1:]...),
-		"--input", filepath.Join(dir, "input"), "--secrets", filepath.Join(dir, "secrets"), "--work", filepath.Join(dir, "work"))
+		"--input", filepath.Join(dir, "input"), "--secrets", filepath.Join(dir, "secrets"), "--work", filepath.Join(dir, "work"),
+		"--exit-file", filepath.Join(dir, exitFile))
 	cmd := exec.Command(command[0], args...)
 	cmd.Dir = filepath.Join(dir, "work")
 	// A clean environment: the runner gets what the task says, not the
@@ -107,17 +210,31 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	}
 	out := l.Output
 	if out == nil {
-		out = io.Discard
+		f, err := os.OpenFile(filepath.Join(dir, logFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			_ = removeDir(dir)
+			return err
+		}
+		defer f.Close()
+		out = f
 	}
 	cmd.Stdout, cmd.Stderr = out, out
+	// The lock goes with the runner (as descriptor 3) to its children.
+	cmd.ExtraFiles = []*os.File{lock}
 	// Its own process group, so a stop reaches ansible's or terraform's
-	// children too.
+	// children too, and a signal to the manager's group does not.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
+		_ = removeDir(dir)
 		return fmt.Errorf("starting the runner: %w", err)
 	}
-	r := &localRun{cmd: cmd, dir: dir, done: make(chan struct{})}
+	if err := writeFileAtomic(filepath.Join(dir, pidFile), strconv.Itoa(cmd.Process.Pid)+"\n"); err != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		_ = removeDir(dir)
+		return err
+	}
+	r = &localRun{cmd: cmd, pid: cmd.Process.Pid, dir: dir, done: make(chan struct{})}
 	events, task := l.events, run.Task.DeepCopy()
 	go func() {
 		r.err = cmd.Wait()
@@ -128,6 +245,109 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	}()
 	l.runs[runKey(run)] = r
 	return nil
+}
+
+// removeHalfDone removes, once, the directories an earlier process left
+// when it died writing a run's inputs (they hold secrets) or removing a
+// run. l.mu must be held: Start stages its own directories under it, so
+// none of this process's is in the middle of being written.
+func (l *LocalLauncher) removeHalfDone() {
+	if l.cleaned {
+		return
+	}
+	l.cleaned = true
+	for _, prefix := range []string{startingPrefix, removingPrefix} {
+		stale, _ := filepath.Glob(filepath.Join(l.baseDir(), prefix+"*"))
+		for _, dir := range stale {
+			_ = os.RemoveAll(dir)
+		}
+	}
+}
+
+// adopt takes over a run directory an earlier manager left: its runner is
+// not this process's child, so its end is seen through the lock, and how
+// it ended through the exit file. l.mu must be held.
+func (l *LocalLauncher) adopt(run Run, dir string) (*localRun, error) {
+	r := &localRun{dir: dir, done: make(chan struct{})}
+	r.pid = readPid(dir)
+	lock, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+		_ = lock.Close() // nothing of the run lives
+		close(r.done)
+		return r, nil
+	} else if !errors.Is(err, syscall.EWOULDBLOCK) {
+		_ = lock.Close()
+		return nil, fmt.Errorf("checking the run's lock: %w", err)
+	}
+	events, task := l.events, run.Task.DeepCopy()
+	go func() {
+		// Blocks until the last process of the run has exited.
+		for {
+			err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
+			if !errors.Is(err, syscall.EINTR) {
+				break
+			}
+		}
+		_ = lock.Close()
+		close(r.done)
+		if events != nil {
+			events <- event.GenericEvent{Object: task}
+		}
+	}()
+	return r, nil
+}
+
+// neverStarted reports whether an adopted run's runner never started: its
+// manager died between naming the directory and starting the process.
+// Only meaningful once done.
+func (r *localRun) neverStarted() bool {
+	if r.cmd != nil || !r.finished() {
+		return false
+	}
+	_, pidErr := os.Stat(filepath.Join(r.dir, pidFile))
+	_, exitErr := os.Stat(filepath.Join(r.dir, exitFile))
+	return errors.Is(pidErr, fs.ErrNotExist) && errors.Is(exitErr, fs.ErrNotExist)
+}
+
+func (r *localRun) finished() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// groupID is the run's process group, found again when an earlier manager
+// died before it wrote the pid file. 0 when unknown.
+func (r *localRun) groupID() int {
+	if r.pid == 0 {
+		r.pid = readPid(r.dir)
+	}
+	return r.pid
+}
+
+func readPid(dir string) int {
+	data, err := os.ReadFile(filepath.Join(dir, pidFile))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		return 0
+	}
+	return pid
+}
+
+func writeFileAtomic(path, data string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(data), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // writeInputs lays out <dir>/input and <dir>/secrets as a Job mounts them.
@@ -173,15 +393,19 @@ func (l *LocalLauncher) writeSecret(ctx context.Context, namespace, name, dir st
 // Observe reports whether the process runs, and how it ended.
 func (l *LocalLauncher) Observe(_ context.Context, run Run) (State, error) {
 	l.mu.Lock()
-	r, ok := l.runs[runKey(run)]
+	r, err := l.lookup(run)
 	l.mu.Unlock()
-	if !ok {
+	if err != nil {
+		return State{}, err
+	}
+	if r == nil {
 		return State{Phase: PhaseNotFound}, nil
 	}
-	select {
-	case <-r.done:
-	default:
+	if !r.finished() {
 		return State{Phase: PhaseRunning}, nil
+	}
+	if r.cmd == nil {
+		return adoptedState(r), nil
 	}
 	if r.err == nil {
 		return State{Phase: PhaseSucceeded}, nil
@@ -196,16 +420,41 @@ func (l *LocalLauncher) Observe(_ context.Context, run Run) (State, error) {
 	return State{Phase: PhaseFailed, Reason: "RunnerFailed", Message: r.err.Error()}, nil
 }
 
+// adoptedState is how a run that is not this process's child ended, from
+// the exit code its runner wrote.
+func adoptedState(r *localRun) State {
+	if r.neverStarted() {
+		// Start removes such a directory and starts the runner; a task past
+		// starting that finds one has lost its run.
+		return State{Phase: PhaseFailed, Reason: "NotStarted", Message: "the manager stopped before the runner started"}
+	}
+	data, err := os.ReadFile(filepath.Join(r.dir, exitFile))
+	if err != nil {
+		return State{Phase: PhaseFailed, Reason: "Killed", Message: "the runner ended without reporting its exit (it was killed)"}
+	}
+	code, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	switch {
+	case err != nil:
+		return State{Phase: PhaseFailed, Reason: "RunnerFailed", Message: "the runner's exit file is unreadable"}
+	case code == 0:
+		return State{Phase: PhaseSucceeded}
+	}
+	return State{Phase: PhaseFailed, Reason: "RunnerFailed", Message: fmt.Sprintf("the runner exited with code %d", code)}
+}
+
 // Stop signals the run's process group: SIGTERM then, after the grace
 // period, SIGKILL; with force, SIGKILL at once.
 func (l *LocalLauncher) Stop(_ context.Context, run Run, force bool) error {
 	l.mu.Lock()
-	r, ok := l.runs[runKey(run)]
+	r, err := l.lookup(run)
 	l.mu.Unlock()
-	if !ok {
-		return nil
+	if err != nil || r == nil || r.finished() {
+		return err
 	}
-	pgid := -r.cmd.Process.Pid
+	pgid := -r.groupID()
+	if pgid == 0 {
+		return nil // it only just started; the runner also hears the stop through its stream
+	}
 	if force {
 		_ = syscall.Kill(pgid, syscall.SIGKILL)
 		return nil
@@ -228,17 +477,43 @@ func (l *LocalLauncher) Stop(_ context.Context, run Run, force bool) error {
 // Release kills what is left of the run and removes its directory.
 func (l *LocalLauncher) Release(_ context.Context, run Run) error {
 	l.mu.Lock()
-	r, ok := l.runs[runKey(run)]
+	l.removeHalfDone()
+	r, err := l.lookup(run)
 	delete(l.runs, runKey(run))
 	l.mu.Unlock()
-	if !ok {
-		return nil
+	if err != nil {
+		return err
 	}
-	select {
-	case <-r.done:
-	default:
-		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
-		<-r.done
+	if r == nil {
+		// Nothing to adopt; a directory left without its lock file (by an
+		// older version) goes all the same.
+		return removeDir(l.runDir(run))
 	}
-	return os.RemoveAll(r.dir)
+	if !r.finished() {
+		if pgid := r.groupID(); pgid > 0 {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		select {
+		case <-r.done:
+		case <-time.After(30 * time.Second):
+			// A process that left the group (setsid) still holds the lock;
+			// the files go anyway.
+		}
+	}
+	return removeDir(r.dir)
+}
+
+// removeDir takes the directory away from the run's name first, in one
+// rename, then removes it: a manager killed while removing leaves a
+// ".removing-" directory that the next one deletes, never a half-removed
+// run that it would have to make sense of.
+func removeDir(dir string) error {
+	gone := filepath.Join(filepath.Dir(dir), removingPrefix+filepath.Base(dir))
+	if err := os.Rename(dir, gone); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return os.RemoveAll(gone)
 }

@@ -28,16 +28,21 @@ func standIn(t *testing.T, mode string) (cmd []string, record string) {
 	record = filepath.Join(dir, "record")
 	script := filepath.Join(dir, "runner")
 	body := `#!/bin/sh
-# arguments: --input DIR --secrets DIR --work DIR
+# arguments: --input DIR --secrets DIR --work DIR --exit-file FILE
 echo "$@" > ` + record + `.args
 ls -la "$2" "$4" "$4"/* > ` + record + `.layout 2>&1
 cat "$2/task.json" > ` + record + `.task
 stat -c %a "$(dirname "$2")" > ` + record + `.mode
 echo $$ > ` + record + `.pid
+echo $$ >> ` + record + `.starts
 case "` + mode + `" in
-  ok) exit 0 ;;
-  fail) exit 3 ;;
+  ok) echo 0 > "$8"; exit 0 ;;
+  fail) echo 3 > "$8"; exit 3 ;;
   hang) sleep 300 & echo $! > ` + record + `.child; wait ;;
+  # until the test writes an exit code to record.go, then as the runner
+  # does: the code to the exit file, and exit with it
+  wait) while [ ! -s ` + record + `.go ]; do sleep 0.05; done
+        code=$(cat ` + record + `.go); echo "$code" > "$8"; exit "$code" ;;
 esac
 `
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
@@ -59,7 +64,7 @@ func newLocal(t *testing.T, mode string) (*LocalLauncher, Run, string) {
 	).Build()
 	cmd, record := standIn(t, mode)
 	l := &LocalLauncher{Client: c, Command: cmd, BaseDir: t.TempDir(), GracePeriod: 2 * time.Second}
-	task := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t1"}}
+	task := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t1", UID: "0b7c-uid"}}
 	return l, Run{Task: task, Name: "t1", InputSecret: "t1-input", Secrets: []string{"deploy-key"}}, record
 }
 

@@ -61,9 +61,13 @@ type managerOptions struct {
 	// RunnerURL is where runners reach the manager (default PublicURL):
 	// in a cluster, the Service's address rather than the users' one.
 	RunnerURL string
-	// Launcher runs tasks; nil means Jobs with JobOptions.
+	// Launcher runs tasks; nil means Jobs with JobOptions, or local
+	// processes when LocalRunsDir is set.
 	Launcher   launch.Launcher
 	JobOptions launch.JobOptions
+	// LocalRunsDir, when set, runs tasks as `bastion runner` processes of
+	// this host, with their files under it (--local-runs).
+	LocalRunsDir string
 	// DisablePasswordLogin leaves only single sign-on.
 	DisablePasswordLogin bool
 	// OIDC is the single sign-on providers, from flags and a config file.
@@ -168,6 +172,7 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	})
 	fs.StringVar(&opts.StoreDSN, "store", "sqlite:///var/lib/bastion/bastion.db", "output store: sqlite:///path/file.db or postgres://...")
 	fs.StringVar(&opts.RunnerURL, "runner-url", "", "URL runners reach the manager at (default --public-url)")
+	fs.StringVar(&opts.LocalRunsDir, "local-runs", "", "run tasks as processes of this host instead of Jobs, with their files in this directory (as bastion dev does; runs survive a restart of the manager)")
 	fs.IntVar(&opts.TaskKeepLast, "task-keep-last", controllers.DefaultTaskKeepLast, "finished tasks kept as objects per template (a template's keepLast overrides it)")
 	fs.DurationVar(&opts.JobOptions.ActiveDeadline, "task-deadline", opts.JobOptions.ActiveDeadline, "longest a task may run")
 	fs.BoolVar(&opts.DisablePasswordLogin, "disable-password-login", false, "turn password sign-in off (single sign-on only)")
@@ -276,15 +281,22 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	})); err != nil {
 		return nil, err
 	}
-	launcher := opts.Launcher
-	if launcher == nil {
-		launcher = &launch.JobLauncher{Client: mgr.GetClient(), Options: opts.JobOptions}
-	}
 	// One allocator for the controllers and the API, which both number
 	// objects; it reads the counters straight from the apiserver.
 	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
 		return nil, err
+	}
+	launcher := opts.Launcher
+	switch {
+	case launcher != nil:
+	case opts.LocalRunsDir != "":
+		if err := os.MkdirAll(opts.LocalRunsDir, 0o700); err != nil {
+			return nil, fmt.Errorf("--local-runs: %w", err)
+		}
+		launcher = &launch.LocalLauncher{Client: direct, BaseDir: opts.LocalRunsDir}
+	default:
+		launcher = &launch.JobLauncher{Client: mgr.GetClient(), Options: opts.JobOptions}
 	}
 	alloc := &ids.Allocator{Client: direct}
 	granter := &nsaccess.Granter{Client: direct, Role: opts.NamespaceRole, ServiceAccount: opts.ServiceAccount, Namespace: opts.Namespace}

@@ -2,10 +2,12 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -24,13 +26,27 @@ func runRunner(args []string, stdout, stderr io.Writer) error {
 	input := fs.String("input", "", "directory with task.json and token")
 	secrets := fs.String("secrets", "", "directory with one sub-directory per Secret")
 	work := fs.String("work", "", "scratch directory for the checkout")
+	exitFile := fs.String("exit-file", "", "file to write the runner's exit code to when it ends (the local launcher reads it after a manager restart)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *input == "" || *work == "" {
 		return usageError("--input and --work are required")
 	}
-	in, err := runner.LoadInputs(*input, *secrets)
+	err := runTask(*input, *secrets, *work, stdout, stderr)
+	if *exitFile != "" {
+		// Written last, after every line was acknowledged: whoever reads it
+		// knows the run is over. A runner that is killed writes nothing.
+		if werr := writeExitFile(*exitFile, exitCode(err)); werr != nil {
+			fmt.Fprintf(stderr, "bastion runner: writing the exit file: %v\n", werr)
+		}
+	}
+	return err
+}
+
+// runTask runs the task and returns the runner's exit (see exitOf).
+func runTask(input, secrets, work string, stdout, stderr io.Writer) error {
+	in, err := runner.LoadInputs(input, secrets)
 	if err != nil {
 		return err
 	}
@@ -40,7 +56,7 @@ func runRunner(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 
 	if in.Spec.ManagerURL == "" {
-		return exitOf(in, runner.Run(ctx, in, *work, &printSink{w: stdout}))
+		return exitOf(in, runner.Run(ctx, in, work, &printSink{w: stdout}))
 	}
 	streamer := runner.NewStreamer(in.Spec.ManagerURL, in.Spec.Namespace, in.Spec.Name, in.Token, stdout)
 	runCtx, cancelRun := context.WithCancel(ctx)
@@ -55,7 +71,7 @@ func runRunner(args []string, stdout, stderr io.Writer) error {
 	go streamer.Run(streamCtx)
 	streamer.SetPhase(runproto.PhaseRunning)
 
-	res := runner.Run(runCtx, in, *work, streamer)
+	res := runner.Run(runCtx, in, work, streamer)
 	exit := runproto.Exit{Code: res.ExitCode}
 	if res.Err != nil {
 		exit.Message = res.Err.Error()
@@ -66,6 +82,28 @@ func runRunner(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "bastion runner: %v\n", err)
 	}
 	return exitOf(in, res)
+}
+
+// exitCode is the process exit code Main gives err.
+func exitCode(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	}
+	return 1
+}
+
+// writeExitFile writes code atomically: a reader sees the whole number or
+// no file.
+func writeExitFile(path string, code int) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(code)+"\n"), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // exitOf turns a run's result into the runner's own exit.
