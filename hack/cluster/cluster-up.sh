@@ -236,4 +236,22 @@ start kube-proxy "$CLUSTER_BIN/kube-proxy" --config "$WORK/etc/kube-proxy.yaml"
 
 wait_for "node $NODE_NAME Ready" 120 kubectl wait --for=condition=Ready "node/$NODE_NAME" --timeout=1s
 wait_for "the default service account" 60 kubectl get serviceaccount default -n default
+
+# No storage provisioner: two hostPath volumes in the work dir, of no
+# class, which claims without a class bind to (the chart's SQLite claim).
+for i in 0 1; do
+  mkdir -p "$WORK/volumes/pv$i"
+  chmod 0777 "$WORK/volumes/pv$i" # pods run as any UID; fsGroup skips hostPath
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: local-pv$i}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  hostPath: {path: "$WORK/volumes/pv$i", type: Directory}
+EOF
+done
 log "cluster ready: export KUBECONFIG=$KUBECONFIG_FILE"

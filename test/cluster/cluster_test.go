@@ -131,7 +131,6 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 	start := time.Now()
 	e := mustEnv(t)
 	cs := clientset(t, e)
-	dataVolume(t, cs, e)
 	uninstall := install(t, e)
 	defer uninstall()
 	manager := waitManager(t, cs, 3*time.Minute)

@@ -14,7 +14,6 @@ import (
 	"helm.sh/helm/v4/pkg/kube"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
@@ -57,39 +56,6 @@ func clientset(t *testing.T, e env) *kubernetes.Clientset {
 	return cs
 }
 
-// dataVolume makes the PersistentVolume the chart's claim binds to: the
-// cluster has no provisioner, so a hostPath in the cluster's work dir.
-func dataVolume(t *testing.T, cs *kubernetes.Clientset, e env) {
-	t.Helper()
-	dir := filepath.Join(e.work, "volumes", "bastion-data")
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	// The manager runs as 65532; fsGroup does not apply to hostPath.
-	if err := os.Chown(dir, 65532, 65532); err != nil {
-		t.Fatal(err)
-	}
-	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: "bastion-e2e-data"},
-		Spec: corev1.PersistentVolumeSpec{
-			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")},
-			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			ClaimRef:                      &corev1.ObjectReference{Namespace: releaseNS, Name: releaseName + "-data"},
-			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{
-				Path: dir, Type: ptr(corev1.HostPathDirectory),
-			}},
-		},
-	}
-	if _, err := cs.CoreV1().PersistentVolumes().Create(t.Context(), pv, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cs.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
-	})
-}
-
-func ptr[T any](v T) *T { return &v }
 
 func helmConfig(t *testing.T, e env) *action.Configuration {
 	t.Helper()
@@ -122,7 +88,6 @@ func values(e env) map[string]any {
 		"publicURL": "http://" + managerIP,
 		// Short, so that the test sees the Job go.
 		"tasks": map[string]any{"jobTTL": "20s"},
-		"store": map[string]any{"sqlite": map[string]any{"storageClassName": ""}},
 	}
 }
 
