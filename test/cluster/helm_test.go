@@ -56,7 +56,6 @@ func clientset(t *testing.T, e env) *kubernetes.Clientset {
 	return cs
 }
 
-
 func helmConfig(t *testing.T, e env) *action.Configuration {
 	t.Helper()
 	flags := genericclioptions.NewConfigFlags(false)
