@@ -127,7 +127,6 @@ state = "$WORK/containerd/state"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "registry.k8s.io/pause:3.10"
   restrict_oom_score_adj = true
-  enable_cdi = false
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -162,7 +161,7 @@ start containerd containerd --config "$WORK/etc/containerd.toml"
 start etcd "$ENVTEST_BIN/etcd" --data-dir "$WORK/etcd" --name e2e \
   --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
   --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
-  --initial-cluster "e2e=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls "" \
+  --initial-cluster "e2e=http://127.0.0.1:$ETCD_PEER_PORT" \
   --unsafe-no-fsync
 start kube-apiserver "$ENVTEST_BIN/kube-apiserver" \
   --etcd-servers "http://127.0.0.1:$ETCD_PORT" --secure-port "$API_PORT" --advertise-address "$ip" \
