@@ -33,11 +33,13 @@ k8s_build() {
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld="$ld -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
   done
-  for cmd in "$@"; do
-    echo ">> building $cmd $k8s_version"
-    (cd "$k8s_mod" && CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod \
-      go build -trimpath -ldflags "$ld" -o "$out/$cmd" "k8s.io/kubernetes/cmd/$cmd")
-  done
+  # One `go build` for all commands: they share most packages, and one
+  # build schedules them better than several in a row.
+  local pkgs=()
+  for cmd in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$cmd"); done
+  echo ">> building $* $k8s_version"
+  (cd "$k8s_mod" && CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod \
+    go build -trimpath -ldflags "$ld" -o "$out/" "${pkgs[@]}")
 }
 
 # k8s_module_dir K8S_VERSION: where the k8s.io/kubernetes module zip is
