@@ -170,7 +170,8 @@ start kube-apiserver "$ENVTEST_BIN/kube-apiserver" \
   --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
   --service-account-issuer https://kubernetes.default.svc.cluster.local \
   --service-cluster-ip-range "$SERVICE_CIDR" \
-  --kubelet-client-certificate "$pki/admin.crt" --kubelet-client-key "$pki/admin.key"
+  --kubelet-client-certificate "$pki/admin.crt" --kubelet-client-key "$pki/admin.key" \
+  --kubelet-preferred-address-types InternalIP
 wait_for kube-apiserver 120 kubectl get --raw /readyz
 start kube-controller-manager "$CLUSTER_BIN/kube-controller-manager" --kubeconfig "$KUBECONFIG_FILE" \
   --authentication-kubeconfig "$KUBECONFIG_FILE" --authorization-kubeconfig "$KUBECONFIG_FILE" \

@@ -203,15 +203,6 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 	checkPod(t, cs, ansiblePod)
 	sameOnWebsocket(t, ws, ansible, mustOutput(t, a, project.ID, ansible, "greeting is hello from a pod"))
 
-	// --- terraform, with confirmation --------------------------------------
-	tf := run(terraformTpl)
-	tfPod := seenRunningWithOutput(t, a, cs, project.ID, tf, "")
-	a.waitStatus(project.ID, tf, 5*time.Minute, "waiting_confirmation")
-	a.must("POST", fmt.Sprintf("%s/tasks/%d/confirm", p, tf), nil, http.StatusNoContent, nil)
-	a.waitStatus(project.ID, tf, 5*time.Minute, "success")
-	checkPod(t, cs, tfPod)
-	sameOnWebsocket(t, ws, tf, mustOutput(t, a, project.ID, tf, "Apply complete!"))
-
 	// --- a task started by a signed webhook ---------------------------------
 	hookKey := a.idNamed(p+"/keys", "hook")
 	var integration struct {
@@ -281,6 +272,15 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 	if len(numbered) != 60 {
 		t.Fatalf("%d numbered lines, want 60:\n%s", len(numbered), strings.Join(out, "\n"))
 	}
+
+	// --- terraform, with confirmation --------------------------------------
+	tf := run(terraformTpl)
+	tfPod := seenRunningWithOutput(t, a, cs, project.ID, tf, "")
+	a.waitStatus(project.ID, tf, 5*time.Minute, "waiting_confirmation")
+	a.must("POST", fmt.Sprintf("%s/tasks/%d/confirm", p, tf), nil, http.StatusNoContent, nil)
+	a.waitStatus(project.ID, tf, 5*time.Minute, "success")
+	checkPod(t, cs, tfPod)
+	sameOnWebsocket(t, ws, tf, mustOutput(t, a, project.ID, tf, "Apply complete!"))
 }
 
 // seenRunningWithOutput waits for the task's pod, and for output (a line
