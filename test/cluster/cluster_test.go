@@ -119,7 +119,7 @@ func gitServer(t *testing.T) string {
 	}
 	t.Cleanup(func() { _ = daemon.Process.Kill(); _ = daemon.Wait() })
 	for i := 0; i < 50; i++ {
-		if c, err := net.Dial("tcp", fmt.Sprintf("%s:%d", bridgeIP, port)); err == nil {
+		if c, err := net.Dial("tcp", net.JoinHostPort(bridgeIP, strconv.Itoa(port))); err == nil {
 			c.Close()
 			break
 		}
