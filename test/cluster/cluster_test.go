@@ -138,6 +138,7 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 	t.Logf("manager ready after %s", time.Since(start).Round(time.Second))
 
 	base := "http://" + managerIP
+	waitService(t, base, time.Minute)
 	a := signIn(t, base, "admin", adminPassword(t, cs))
 	ws := a.watch()
 	repoURL := gitServer(t)
@@ -187,20 +188,20 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 	// --- bash: first task ------------------------------------------------
 	bash := run(bashTpl)
 	pod := seenRunningWithOutput(t, a, cs, project.ID, bash, "hello from bash")
+	checkPod(t, cs, pod)
 	a.waitStatus(project.ID, bash, 3*time.Minute, "success")
 	t.Logf("first task succeeded %s after the test started", time.Since(start).Round(time.Second))
 	if since, err := strconv.ParseInt(os.Getenv("E2E_START"), 10, 64); err == nil {
 		t.Logf("E2E TIMING: first task succeeded %s after make e2e-cluster started", time.Since(time.Unix(since, 0)).Round(time.Second))
 	}
-	checkPod(t, cs, pod)
 	lines := mustOutput(t, a, project.ID, bash, "args: one two", "bash done")
 	sameOnWebsocket(t, ws, bash, lines)
 
 	// --- ansible -----------------------------------------------------------
 	ansible := run(ansibleTpl)
 	ansiblePod := seenRunningWithOutput(t, a, cs, project.ID, ansible, "")
-	a.waitStatus(project.ID, ansible, 5*time.Minute, "success")
 	checkPod(t, cs, ansiblePod)
+	a.waitStatus(project.ID, ansible, 5*time.Minute, "success")
 	sameOnWebsocket(t, ws, ansible, mustOutput(t, a, project.ID, ansible, "greeting is hello from a pod"))
 
 	// --- a task started by a signed webhook ---------------------------------
@@ -228,8 +229,8 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 	}
 	hook := last[0].ID
 	hookPod := seenRunningWithOutput(t, a, cs, project.ID, hook, "hello from bash")
-	a.waitStatus(project.ID, hook, 3*time.Minute, "success")
 	checkPod(t, cs, hookPod)
+	a.waitStatus(project.ID, hook, 3*time.Minute, "success")
 	sameOnWebsocket(t, ws, hook, mustOutput(t, a, project.ID, hook, "bash done"))
 
 	// --- the Job goes by its TTL; the output stays ---------------------------
@@ -276,10 +277,10 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 	// --- terraform, with confirmation --------------------------------------
 	tf := run(terraformTpl)
 	tfPod := seenRunningWithOutput(t, a, cs, project.ID, tf, "")
+	checkPod(t, cs, tfPod)
 	a.waitStatus(project.ID, tf, 5*time.Minute, "waiting_confirmation")
 	a.must("POST", fmt.Sprintf("%s/tasks/%d/confirm", p, tf), nil, http.StatusNoContent, nil)
 	a.waitStatus(project.ID, tf, 5*time.Minute, "success")
-	checkPod(t, cs, tfPod)
 	sameOnWebsocket(t, ws, tf, mustOutput(t, a, project.ID, tf, "Apply complete!"))
 }
 
@@ -389,6 +390,9 @@ func checkPod(t *testing.T, cs *kubernetes.Clientset, pod *corev1.Pod) {
 			continue
 		}
 		s, err := cs.CoreV1().Secrets(pod.Namespace).Get(t.Context(), v.Secret.SecretName, metav1.GetOptions{})
+		if gone(err) && strings.HasPrefix(v.Secret.SecretName, taskName) {
+			continue // the task's own input, already cleaned up as its run ended
+		}
 		if err != nil {
 			t.Fatalf("task pod %s mounts Secret %s: %v", pod.Name, v.Secret.SecretName, err)
 		}
@@ -480,4 +484,22 @@ func waitTerminated(t *testing.T, cs *kubernetes.Clientset, pod *corev1.Pod, lim
 		time.Sleep(500 * time.Millisecond)
 	}
 	t.Fatalf("the stopped task's pod %s is still running after %s", pod.Name, limit)
+}
+
+// waitService waits until the manager answers through its ClusterIP:
+// kube-proxy rejects the address until the endpoint of the ready pod has
+// reached it.
+func waitService(t *testing.T, base string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	var err error
+	for time.Now().Before(deadline) {
+		var resp *http.Response
+		if resp, err = http.Get(base + "/api/auth/login"); err == nil {
+			resp.Body.Close()
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("the manager's Service %s does not answer after %s: %v", base, limit, err)
 }

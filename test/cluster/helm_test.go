@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -110,6 +111,12 @@ func install(t *testing.T, e env) func() {
 		un.WaitStrategy, un.Timeout = kube.HookOnlyStrategy, time.Minute
 		if _, err := un.Run(releaseName); err != nil {
 			t.Errorf("helm uninstall: %v", err)
+		}
+		// The chart keeps the store's claim on uninstall (docs/install.md
+		// deletes it by hand): delete it, so the next install starts empty.
+		cs := clientset(t, e)
+		if err := cs.CoreV1().PersistentVolumeClaims(releaseNS).Delete(context.Background(), releaseName+"-data", metav1.DeleteOptions{}); err != nil && !gone(err) {
+			t.Errorf("deleting the store's claim: %v", err)
 		}
 	}
 }
