@@ -197,13 +197,6 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 	lines := mustOutput(t, a, project.ID, bash, "args: one two", "bash done")
 	sameOnWebsocket(t, ws, bash, lines)
 
-	// --- ansible -----------------------------------------------------------
-	ansible := run(ansibleTpl)
-	ansiblePod := seenRunningWithOutput(t, a, cs, project.ID, ansible, "")
-	checkPod(t, cs, ansiblePod)
-	a.waitStatus(project.ID, ansible, 5*time.Minute, "success")
-	sameOnWebsocket(t, ws, ansible, mustOutput(t, a, project.ID, ansible, "greeting is hello from a pod"))
-
 	// --- a task started by a signed webhook ---------------------------------
 	hookKey := a.idNamed(p+"/keys", "hook")
 	var integration struct {
@@ -273,6 +266,13 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 	if len(numbered) != 60 {
 		t.Fatalf("%d numbered lines, want 60:\n%s", len(numbered), strings.Join(out, "\n"))
 	}
+
+	// --- ansible -----------------------------------------------------------
+	ansible := run(ansibleTpl)
+	ansiblePod := seenRunningWithOutput(t, a, cs, project.ID, ansible, "")
+	checkPod(t, cs, ansiblePod)
+	a.waitStatus(project.ID, ansible, 5*time.Minute, "success")
+	sameOnWebsocket(t, ws, ansible, mustOutput(t, a, project.ID, ansible, "greeting is hello from a pod"))
 
 	// --- terraform, with confirmation --------------------------------------
 	tf := run(terraformTpl)
