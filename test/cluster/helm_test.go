@@ -112,11 +112,11 @@ func install(t *testing.T, e env) func() {
 		if _, err := un.Run(releaseName); err != nil {
 			t.Errorf("helm uninstall: %v", err)
 		}
-		// The chart keeps the store's claim on uninstall (docs/install.md
-		// deletes it by hand): delete it, so the next install starts empty.
+		// The chart keeps the store's claim and the users (Secrets) on
+		// uninstall: delete the namespace, so the next install starts empty.
 		cs := clientset(t, e)
-		if err := cs.CoreV1().PersistentVolumeClaims(releaseNS).Delete(context.Background(), releaseName+"-data", metav1.DeleteOptions{}); err != nil && !gone(err) {
-			t.Errorf("deleting the store's claim: %v", err)
+		if err := cs.CoreV1().Namespaces().Delete(context.Background(), releaseNS, metav1.DeleteOptions{}); err != nil && !gone(err) {
+			t.Errorf("deleting namespace %s: %v", releaseNS, err)
 		}
 	}
 }
