@@ -33,8 +33,19 @@ func signIn(t *testing.T, base, login, password string) *api {
 		t.Fatal(err)
 	}
 	a := &api{t: t, base: base, c: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
-	a.must("POST", "/api/auth/login", map[string]string{"auth": login, "password": password}, http.StatusNoContent, nil)
-	return a
+	// The manager creates the initial administrator just after it starts
+	// serving: a 401 right after a (re)start is retried for a while.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		code, data, err := a.call("POST", "/api/auth/login", map[string]string{"auth": login, "password": password})
+		if err == nil && code == http.StatusNoContent {
+			return a
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("signing in as %s: %d %s %v", login, code, data, err)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // call sends a request (body JSON-encoded when not nil); a transport error
