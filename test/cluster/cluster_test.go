@@ -401,8 +401,14 @@ func checkPod(t *testing.T, cs *kubernetes.Clientset, pod *corev1.Pod) {
 				t.Fatalf("task pod %s of %s mounts Secret %s whose %s holds a key no task uses", pod.Name, taskName, s.Name, k)
 			}
 		}
-		if !strings.Contains(s.Name, taskName) && !ownedBy(s.OwnerReferences, taskName) && s.Labels[labelProject] == "" {
-			t.Fatalf("task pod %s of %s mounts Secret %s, which is neither the task's nor its project's", pod.Name, taskName, s.Name)
+		// The task's own input, or the Secret of the environment its
+		// template names (which holds envSecret); nothing else.
+		ofEnvironment := false
+		for _, val := range s.Data {
+			ofEnvironment = ofEnvironment || strings.Contains(string(val), envSecret)
+		}
+		if !strings.HasPrefix(s.Name, taskName) && !ownedBy(s.OwnerReferences, taskName) && !ofEnvironment {
+			t.Fatalf("task pod %s of %s mounts Secret %s, which is neither its input nor its environment's", pod.Name, taskName, s.Name)
 		}
 	}
 }
