@@ -194,7 +194,7 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 	if since, err := strconv.ParseInt(os.Getenv("E2E_START"), 10, 64); err == nil {
 		t.Logf("E2E TIMING: first task succeeded %s after make e2e-cluster started", time.Since(time.Unix(since, 0)).Round(time.Second))
 	}
-	lines := mustOutput(t, a, project.ID, bash, "args: one two", "bash done")
+	lines := mustOutput(t, a, project.ID, bash, "args: greeting=hello from a pod one two", "bash done")
 	sameOnWebsocket(t, ws, bash, lines)
 
 	// --- a task started by a signed webhook ---------------------------------
@@ -228,7 +228,7 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 
 	// --- the Job goes by its TTL; the output stays ---------------------------
 	waitGone(t, cs, pod, 2*time.Minute)
-	mustOutput(t, a, project.ID, bash, "args: one two", "bash done")
+	mustOutput(t, a, project.ID, bash, "args: greeting=hello from a pod one two", "bash done")
 
 	// --- stop a long task: its pod terminates --------------------------------
 	long := run(countTpl)
