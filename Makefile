@@ -215,3 +215,50 @@ soak-faults: envtest-assets
 .PHONY: soak-restarts
 soak-restarts: envtest-assets $(BASTION)
 	BASTION_SOAK=1 BASTION_BIN=$(BASTION) go test ./test/e2e -run '^TestRestart_' -count=1 -v -timeout 60m
+
+##@ Throwaway cluster (hack/cluster, docs/install.md)
+# A single-node cluster on this host (root): the control plane and the node
+# built from Go modules at K8S_VERSION, containerd/runc/CNI from Debian.
+CLUSTER_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bastion/cluster
+CLUSTER_BIN := $(CLUSTER_CACHE)/k8s-$(K8S_VERSION:v%=%)-linux-amd64
+# Image archives (make images); the cluster's containerd imports them.
+IMAGES_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bastion/images/archives
+# The running cluster's state: certs, data, logs, pids.
+CLUSTER_WORK ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bastion/cluster-run
+CLUSTER_ENV := WORK=$(CLUSTER_WORK) K8S_VERSION=$(K8S_VERSION) ENVTEST_BIN=$(ENVTEST_ASSETS) CLUSTER_BIN=$(CLUSTER_BIN)
+
+.PHONY: cluster-bins
+cluster-bins: $(CLUSTER_BIN)/kube-proxy ## Build kube-controller-manager, kube-scheduler, kubelet and kube-proxy (cached).
+
+$(CLUSTER_BIN)/kube-proxy:
+	hack/cluster/build.sh $(K8S_VERSION) $(CLUSTER_BIN)
+
+$(IMAGES_DIR)/pause.tar:
+	hack/images/build.sh $(IMAGES_DIR) /dev/null /dev/null $(REGISTRY) $(TAG) pause
+
+.PHONY: cluster-up
+cluster-up: envtest-assets cluster-bins $(IMAGES_DIR)/pause.tar ## Start a single-node cluster (root); KUBECONFIG=$(CLUSTER_WORK)/admin.kubeconfig.
+	$(CLUSTER_ENV) PAUSE_IMAGE_ARCHIVE=$(IMAGES_DIR)/pause.tar hack/cluster/cluster-up.sh
+
+.PHONY: cluster-down
+cluster-down: ## Stop the cluster and undo every change it made to the host.
+	$(CLUSTER_ENV) hack/cluster/cluster-down.sh
+
+.PHONY: images
+images: $(BASTION) $(TERRAFORM) ## Build the manager and runner images as OCI archives, without Docker; import them into the cluster if it is up.
+	hack/images/build.sh $(IMAGES_DIR) $(BASTION) $(TERRAFORM) $(REGISTRY) $(TAG)
+	$(CLUSTER_ENV) hack/cluster/import-images.sh $(IMAGES_DIR)/*.tar
+
+.PHONY: e2e-cluster
+# The test logs the time from this target's start to the first task's
+# success (docs/benchmarks.md): E2E_START is taken before anything builds.
+e2e-cluster: ## helm install on a fresh single-node cluster; tasks run as real pods (test/cluster). Tears it down after.
+	export E2E_START=$$(date +%s); \
+	$(MAKE) envtest-assets cluster-bins images && \
+	$(MAKE) cluster-down && \
+	trap '$(MAKE) -C $(CURDIR) cluster-down' EXIT && \
+	$(MAKE) cluster-up && \
+	$(CLUSTER_ENV) hack/cluster/import-images.sh $(IMAGES_DIR)/*.tar && \
+	cd test/cluster && KUBECONFIG=$(CLUSTER_WORK)/admin.kubeconfig BASTION_IMAGE_TAG=$(TAG) \
+		BASTION_REGISTRY=$(REGISTRY) CLUSTER_WORK=$(CLUSTER_WORK) \
+		go test -count=1 -timeout 20m -v ./...

@@ -25,45 +25,10 @@ trap 'rm -rf "$work"' EXIT
 out="$work/bin"
 mkdir -p "$out"
 
-minor=${k8s_version#v}; major=${minor%%.*}; minor=${minor#*.}; minor=${minor%%.*}
-staging_version="v0.${k8s_version#v1.}"
-
 # --- kube-apiserver and kubectl -------------------------------------------
-# k8s.io/kubernetes replaces its staging modules with local paths, which
-# `go install pkg@version` refuses. A wrapper module that requires it and
-# replaces each staging module with its published version builds instead.
-echo ">> resolving k8s.io/kubernetes@$k8s_version"
-upstream_mod=$(go mod download -json "k8s.io/kubernetes@$k8s_version" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-[[ -f "$upstream_mod" ]] || { echo "cannot find go.mod of k8s.io/kubernetes@$k8s_version" >&2; exit 1; }
-
-k8s_mod="$work/k8s"
-mkdir -p "$k8s_mod"
-{
-  echo "module bastion.local/envtest-k8s"
-  grep -E '^(go|godebug) ' "$upstream_mod" || true
-  echo "require k8s.io/kubernetes $k8s_version"
-  sed -n 's#^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/src/k8s.io/.*#replace \1 => \1 '"$staging_version"'#p' "$upstream_mod"
-} >"$k8s_mod/go.mod"
-cat >"$k8s_mod/tools.go" <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-GO
-
-git_version=$k8s_version
-ld="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ld="$ld -X $pkg.gitVersion=$git_version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
-done
-for cmd in kube-apiserver kubectl; do
-  echo ">> building $cmd $k8s_version"
-  (cd "$k8s_mod" && go build -trimpath -ldflags "$ld" -o "$out/$cmd" "k8s.io/kubernetes/cmd/$cmd")
-done
+# shellcheck source=lib/k8s-build.sh
+source "$(dirname "$0")/lib/k8s-build.sh"
+k8s_build "$k8s_version" "$work" "$out" kube-apiserver kubectl
 
 # --- etcd ------------------------------------------------------------------
 # A separate module: kubernetes pulls a newer etcd client, and mixing the two

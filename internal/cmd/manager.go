@@ -175,6 +175,7 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	fs.StringVar(&opts.LocalRunsDir, "local-runs", "", "run tasks as processes of this host instead of Jobs, with their files in this directory (as bastion dev does; runs survive a restart of the manager)")
 	fs.IntVar(&opts.TaskKeepLast, "task-keep-last", controllers.DefaultTaskKeepLast, "finished tasks kept as objects per template (a template's keepLast overrides it)")
 	fs.DurationVar(&opts.JobOptions.ActiveDeadline, "task-deadline", opts.JobOptions.ActiveDeadline, "longest a task may run")
+	fs.DurationVar(&opts.JobOptions.TTLAfterFinished, "task-job-ttl", opts.JobOptions.TTLAfterFinished, "how long a finished task's Job (and its pod's log) is kept; the output stays in the store")
 	fs.BoolVar(&opts.DisablePasswordLogin, "disable-password-login", false, "turn password sign-in off (single sign-on only)")
 	fs.Func("oidc-provider", "a single sign-on provider: id=…,name=…,issuer=…,client-id=…,client-secret-file=… or client-secret-ref=SECRET/KEY[,color=…,icon=…] (repeatable)", func(v string) error {
 		p, err := oidc.ParseFlag(v)

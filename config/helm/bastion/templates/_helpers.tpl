@@ -47,7 +47,11 @@ app.kubernetes.io/component: manager
 
 {{/* The address runners stream to: the Service, inside the cluster. */}}
 {{- define "bastion.runnerURL" -}}
+{{- if .Values.runnerURL }}
+{{- .Values.runnerURL }}
+{{- else }}
 {{- printf "http://%s.%s.svc:%d" (include "bastion.fullname" .) .Release.Namespace (int .Values.service.port) }}
+{{- end }}
 {{- end }}
 
 {{- define "bastion.publicURL" -}}

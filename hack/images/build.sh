@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Builds Bastion's images without a Docker engine or a registry, with the
+# same layout as the Dockerfile's targets:
+#   manager           /bastion, user 65532, entrypoint /bastion, cmd manager
+#   runner-<app>      Debian bookworm (debootstrap --variant=minbase) with
+#                     ca-certificates, git, openssh-client, the app's tools,
+#                     /usr/local/bin/bastion, user runner 65532, workdir
+#                     /bastion/work, entrypoint bastion, cmd runner
+#   pause             registry.k8s.io/pause, compiled from the
+#                     k8s.io/kubernetes module's pause.c (the cluster's
+#                     sandbox image; there is no registry to pull it from)
+# Each is written as a single-layer OCI archive by hack/ociimage into
+# OUT_DIR; cluster-up/e2e import them with `ctr images import`.
+# debootstrap's downloads are cached as tarballs in $CACHE/images/debootstrap.
+#
+# Usage: hack/images/build.sh OUT_DIR BASTION_BIN TERRAFORM_BIN REGISTRY TAG [IMAGE...]
+#   IMAGE: pause manager runner-ansible runner-terraform runner-bash (default all)
+set -euo pipefail
+
+out=${1:?output directory}
+bastion=${2:?static bastion binary}
+terraform=${3:?terraform binary}
+registry=${4:?registry, e.g. ghcr.io/bastion-dev}
+tag=${5:?tag}
+shift 5
+images=("$@")
+((${#images[@]})) || images=(pause manager runner-ansible runner-terraform runner-bash)
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+k8s_version=${K8S_VERSION:-v1.37.1}
+debian=${DEBIAN:-bookworm}
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/bastion/images
+pause_tag=3.10
+
+[[ $EUID -eq 0 ]] || { echo "building root filesystems needs root (file owners, chroot)" >&2; exit 1; }
+mkdir -p "$out" "$cache/debootstrap"
+stage=$(mktemp -d "$out/.stage.XXXXXX")
+trap 'rm -rf --one-file-system "$stage"' EXIT
+
+ociimage="$stage/ociimage"
+(cd "$repo" && CGO_ENABLED=0 go build -o "$ociimage" ./hack/ociimage)
+
+log() { echo "[$(date +%H:%M:%S)] $*"; }
+
+# debian_rootfs DIR PACKAGES: a minbase Debian with PACKAGES, from a cached
+# tarball of the .debs when one exists for exactly that package list.
+debian_rootfs() {
+  local dir=$1 pkgs=$2 key tarball
+  key=$(printf '%s %s %s' "$debian" "$mirror" "$pkgs" | sha256sum | cut -c1-16)
+  tarball="$cache/debootstrap/$debian-minbase-$key.tgz"
+  if [[ ! -f $tarball ]]; then
+    log "downloading Debian packages for: $pkgs"
+    rm -rf "$dir.dl"
+    debootstrap --variant=minbase --include="$pkgs" --make-tarball="$tarball.tmp" "$debian" "$dir.dl" "$mirror" >/dev/null
+    rm -rf "$dir.dl"
+    mv "$tarball.tmp" "$tarball"
+  fi
+  log "debootstrap $debian ($pkgs)"
+  debootstrap --variant=minbase --include="$pkgs" --unpack-tarball="$tarball" "$debian" "$dir" "$mirror" >/dev/null
+  # What a container runtime provides, and what an image should not carry.
+  rm -rf "${dir:?}"/dev/* "$dir"/proc/* "$dir"/sys/* "$dir"/var/lib/apt/lists/* \
+    "$dir"/var/cache/apt/archives/*.deb "$dir"/var/cache/apt/*.bin "$dir"/var/log/* "$dir"/tmp/*
+  # The Dockerfile's `groupadd runner; useradd runner`, without running
+  # them in a chroot.
+  echo "runner:x:65532:" >>"$dir/etc/group"
+  echo "runner:x:65532:65532::/bastion/work/home:/usr/sbin/nologin" >>"$dir/etc/passwd"
+  echo "runner:!:20000:0:99999:7:::" >>"$dir/etc/shadow"
+  install -m 0755 "$bastion" "$dir/usr/local/bin/bastion"
+  install -d -m 0755 "$dir/bastion/work"
+}
+
+# write NAME DIR ociimage-flags...: DIR as the archive OUT/NAME.tar.
+write() {
+  local name=$1 dir=$2
+  shift 2
+  "$ociimage" -rootfs "$dir" -o "$out/$name.tar" "$@"
+  log "wrote $out/$name.tar ($(du -h "$out/$name.tar" | cut -f1))"
+}
+
+runner() {
+  local app=$1 pkgs=$2 dir="$stage/runner-$1"
+  debian_rootfs "$dir" "ca-certificates,git,openssh-client${pkgs:+,$pkgs}"
+  if [[ $app == terraform ]]; then
+    install -m 0755 "$terraform" "$dir/usr/local/bin/terraform"
+  fi
+  write "runner-$app" "$dir" -name "$registry/bastion-runner-$app:$tag" \
+    -user 65532:65532 -workdir /bastion/work -entrypoint /usr/local/bin/bastion -cmd runner
+}
+
+for img in "${images[@]}"; do
+  case $img in
+    pause)
+      dir="$stage/pause"
+      mkdir -p "$dir"
+      # shellcheck source=../lib/k8s-build.sh
+      source "$here/../lib/k8s-build.sh"
+      src=$(k8s_module_dir "$k8s_version")/build/pause/linux/pause.c
+      gcc -Os -static -DVERSION="v$pause_tag-bastion" -o "$dir/pause" "$src"
+      strip "$dir/pause"
+      write pause "$dir" -name "registry.k8s.io/pause:$pause_tag" -user 65535:65535 -entrypoint /pause
+      ;;
+    manager)
+      # Like distroless/static:nonroot: the binary, CA certificates, a
+      # passwd with nonroot 65532, and /tmp.
+      dir="$stage/manager"
+      install -d -m 0755 "$dir/etc/ssl/certs" "$dir/home/nonroot"
+      install -d -m 1777 "$dir/tmp"
+      install -m 0644 /etc/ssl/certs/ca-certificates.crt "$dir/etc/ssl/certs/ca-certificates.crt"
+      printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$dir/etc/passwd"
+      printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' >"$dir/etc/group"
+      chown 65532:65532 "$dir/home/nonroot"
+      install -m 0755 "$bastion" "$dir/bastion"
+      write manager "$dir" -name "$registry/bastion:$tag" -user 65532:65532 -workdir / -entrypoint /bastion -cmd manager
+      ;;
+    runner-ansible) runner ansible python3,ansible-core,sshpass ;;
+    runner-terraform) runner terraform "" ;;
+    runner-bash) runner bash bash,curl,jq ;;
+    *) echo "unknown image $img" >&2; exit 2 ;;
+  esac
+done
