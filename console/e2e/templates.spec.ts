@@ -117,6 +117,12 @@ test('views are added, renamed, reordered by dragging and deleted', async ({ pag
   // The tab opened is remembered.
   await page.getByRole('tab', { name: 'Alpha prime' }).click();
   await expect(page).toHaveURL(/\/views\/\d+\/templates$/);
+  // The URL changes before the list renders and remembers the view: wait
+  // for the setting itself, or a loaded machine reloads too early.
+  const viewId = /\/views\/(\d+)\//.exec(page.url())![1];
+  await expect
+    .poll(() => page.evaluate((key) => window.localStorage.getItem(key), `project${project.id}__lastVisitedViewId`))
+    .toBe(viewId);
   await page.goto(`/project/${project.id}/templates`);
   await expect(page.getByRole('tab', { name: 'Alpha prime' })).toHaveAttribute('aria-selected', 'true');
 
