@@ -397,22 +397,7 @@ func decodeFile(t *testing.T, path string) []*unstructured.Unstructured {
 func applySamples(t *testing.T, c client.Client, files ...string) {
 	t.Helper()
 	for _, name := range files {
-		data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			obj := &unstructured.Unstructured{}
-			if err := dec.Decode(&obj.Object); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if len(obj.Object) == 0 {
-				continue
-			}
-			name := name
+		for _, obj := range decodeFile(t, filepath.Join("..", "..", "config", "samples", name)) {
 			waitFor(t, name+": "+obj.GetKind()+" "+obj.GetName(), func() error {
 				// The project's namespace may still be on its way.
 				return client.IgnoreAlreadyExists(c.Create(context.Background(), obj.DeepCopy()))

@@ -25,6 +25,7 @@ package nsaccess
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -86,7 +87,7 @@ func (g *Granter) bind(ctx context.Context, ns string) (bool, error) {
 		return true, client.IgnoreAlreadyExists(g.Client.Create(ctx, want))
 	case err != nil:
 		return false, err
-	case have.RoleRef == want.RoleRef && sameSubjects(have.Subjects, want.Subjects):
+	case have.RoleRef == want.RoleRef && slices.Equal(have.Subjects, want.Subjects):
 		return false, nil
 	case have.RoleRef != want.RoleRef:
 		// A RoleBinding's roleRef cannot change; a different one (a new
@@ -113,18 +114,6 @@ func (g *Granter) binding(ns string) *rbacv1.RoleBinding {
 			Kind: rbacv1.ServiceAccountKind, Name: g.ServiceAccount, Namespace: g.Namespace,
 		}},
 	}
-}
-
-func sameSubjects(a, b []rbacv1.Subject) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // waitAllowed asks the apiserver, as the manager, whether it may now
