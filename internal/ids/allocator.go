@@ -7,6 +7,13 @@
 // resourceVersion, retry on conflict), so any number of manager replicas
 // and API servers may allocate at once without a lock. A counter only
 // grows: a deleted object's id is never handed out again.
+//
+// Within one process, concurrent allocations of the same counter are
+// coalesced: while one update is in flight the others gather, and the
+// next update advances the counter by as many as gathered and shares the
+// ids out in arrival order. Without that, n callers in one process fought
+// each other for the ConfigMap (n-1 conflicts and backoffs a round), and
+// that, not the apiserver, capped task creation (issue #11, item 5).
 package ids
 
 import (
@@ -61,13 +68,84 @@ type Allocator struct {
 	// known is the lowest value each counter is known to hold, so that
 	// Reserve need not ask the apiserver for ids the counter already passed.
 	known map[counterKey]int64
+	// gathering is, per counter, the batch that callers of Next join while
+	// the previous batch's update is in flight; flights serialises the
+	// updates of one counter.
+	gathering map[counterKey]*batch
+	flights   map[counterKey]*sync.Mutex
 }
 
 type counterKey struct{ namespace, counter string }
 
+// leadTimeout bounds one batch's update, which no caller can cancel: a
+// hung apiserver must not hold the counter's later batches for ever.
+const leadTimeout = time.Minute
+
+// batch is a group of Next calls served by one counter update.
+type batch struct {
+	size  int64
+	done  chan struct{}
+	first int64 // the first id of the batch, once done
+	err   error
+}
+
 // Next allocates the next id of counter in namespace. The first id is 1.
+//
+// The caller that opens a batch leads it: it waits for the counter's
+// previous update to finish (while others join), then advances the
+// counter by the batch's size for everyone. Its own cancellation does not
+// fail the others: the update runs detached from it and is bounded by the
+// retry budget. A caller that gives up leaves a gap, which is harmless.
 func (a *Allocator) Next(ctx context.Context, namespace, counter string) (int64, error) {
-	return a.advance(ctx, namespace, counter, func(last int64) int64 { return last + 1 })
+	key := counterKey{namespace, counter}
+	a.mu.Lock()
+	if a.gathering == nil {
+		a.gathering, a.flights = map[counterKey]*batch{}, map[counterKey]*sync.Mutex{}
+	}
+	b, joined := a.gathering[key]
+	if !joined {
+		b = &batch{done: make(chan struct{})}
+		a.gathering[key] = b
+	}
+	index := b.size
+	b.size++
+	flight := a.flights[key]
+	if flight == nil {
+		flight = &sync.Mutex{}
+		a.flights[key] = flight
+	}
+	a.mu.Unlock()
+
+	if !joined {
+		go a.lead(context.WithoutCancel(ctx), key, b, flight)
+	}
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	return b.first + index, nil
+}
+
+// lead runs batch b once the counter's previous update is done, closing
+// the batch to newcomers at that moment.
+func (a *Allocator) lead(ctx context.Context, key counterKey, b *batch, flight *sync.Mutex) {
+	ctx, cancel := context.WithTimeout(ctx, leadTimeout)
+	defer cancel()
+	flight.Lock()
+	defer flight.Unlock()
+	defer close(b.done)
+	a.mu.Lock()
+	if a.gathering[key] == b {
+		delete(a.gathering, key)
+	}
+	size := b.size
+	a.mu.Unlock()
+	last, err := a.advance(ctx, key.namespace, key.counter, func(last int64) int64 { return last + size })
+	b.first, b.err = last-size+1, err
 }
 
 // Reserve makes sure counter in namespace never hands out id: objects that

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,6 +112,73 @@ func TestAllocator_concurrentAllocationsAreDistinct(t *testing.T) {
 		if id != int64(i+1) {
 			t.Fatalf("ids = %v, want 1..%d", got, n)
 		}
+	}
+}
+
+// Concurrent callers in one process share counter updates instead of
+// fighting over the ConfigMap: while an update is in flight the others
+// gather, and one update serves them all. The ids stay dense: 1..n.
+func TestAllocator_coalescesConcurrentAllocationsIntoFewUpdates(t *testing.T) {
+	var updates atomic.Int64
+	c := fake.NewClientBuilder().WithScheme(newScheme()).WithObjects(newConfigMap(ns, CounterTask, 0)).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				updates.Add(1)
+				time.Sleep(20 * time.Millisecond) // a round trip to the apiserver
+				return c.Update(ctx, obj, opts...)
+			},
+		}).Build()
+	alloc := &Allocator{Client: c}
+	const n = 100
+	got := make([]int64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { got[i], errs[i] = alloc.Next(context.Background(), ns, CounterTask) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	sort.Slice(got, func(i, j int) bool { return got[i] < got[j] })
+	for i, id := range got {
+		if id != int64(i+1) {
+			t.Fatalf("ids = %v, want 1..%d", got, n)
+		}
+	}
+	if u := updates.Load(); u >= n/4 {
+		t.Errorf("%d counter updates for %d concurrent allocations; want them coalesced", u, n)
+	}
+	if v := counterValue(t, c, ns, CounterTask); v != "100" {
+		t.Errorf("counter = %s, want 100", v)
+	}
+}
+
+// A caller that gives up while its batch's update is in flight fails with
+// its context, and the others of its batch still get their ids.
+func TestAllocator_aCancelledCallerDoesNotFailItsBatch(t *testing.T) {
+	release := make(chan struct{})
+	c := fake.NewClientBuilder().WithScheme(newScheme()).WithObjects(newConfigMap(ns, CounterTask, 7)).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				<-release
+				return c.Update(ctx, obj, opts...)
+			},
+		}).Build()
+	alloc := &Allocator{Client: c}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() { _, err := alloc.Next(ctx, ns, CounterTask); first <- err }()
+	cancel()
+	if err := <-first; err != context.Canceled {
+		t.Fatalf("the cancelled caller got %v, want context.Canceled", err)
+	}
+	close(release)
+	id, err := alloc.Next(context.Background(), ns, CounterTask)
+	if err != nil || id < 9 {
+		t.Fatalf("the next caller got %d, %v; want an id after the cancelled one's (9 or more)", id, err)
 	}
 }
 
