@@ -99,8 +99,7 @@ func (r *TaskReconciler) admit(ctx context.Context, task *bastionv1.Task) (admis
 		// older waiting task it says so; at the head it says the slots are
 		// taken, which stays true until it starts.
 		free := limit - projectActive
-		sortFIFO(queue)
-		rank := indexOf(queue, task)
+		rank := aheadOf(queue, task)
 		switch {
 		case rank > 0 && rank >= free:
 			return admissionDecision{reason: bastionv1.ReasonQueuedBehind,
@@ -134,27 +133,33 @@ func (r *TaskReconciler) projectLimit(ctx context.Context, namespace string) (in
 	return int(project.Spec.MaxParallelTasks), nil
 }
 
-// sortFIFO orders tasks by creation, then id, then name.
+// sortFIFO orders tasks first in, first out.
 func sortFIFO(tasks []*bastionv1.Task) {
-	sort.SliceStable(tasks, func(i, j int) bool {
-		a, b := tasks[i], tasks[j]
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return a.CreationTimestamp.Before(&b.CreationTimestamp)
-		}
-		ai, _ := ids.FromLabels(a)
-		bi, _ := ids.FromLabels(b)
-		if ai != bi {
-			return ai < bi
-		}
-		return a.Name < b.Name
-	})
+	sort.SliceStable(tasks, func(i, j int) bool { return fifoBefore(tasks[i], tasks[j]) })
 }
 
-func indexOf(tasks []*bastionv1.Task, task *bastionv1.Task) int {
-	for i, t := range tasks {
-		if t.Namespace == task.Namespace && t.Name == task.Name {
-			return i
+// fifoBefore orders tasks by creation, then id, then name.
+func fifoBefore(a, b *bastionv1.Task) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	ai, _ := ids.FromLabels(a)
+	bi, _ := ids.FromLabels(b)
+	if ai != bi {
+		return ai < bi
+	}
+	return a.Name < b.Name
+}
+
+// aheadOf counts the tasks of queue that come before task: its place in
+// the queue, in one pass rather than a sort of the whole queue for each
+// waiting task that is reconciled.
+func aheadOf(queue []*bastionv1.Task, task *bastionv1.Task) int {
+	n := 0
+	for _, t := range queue {
+		if (t.Namespace != task.Namespace || t.Name != task.Name) && fifoBefore(t, task) {
+			n++
 		}
 	}
-	return len(tasks)
+	return n
 }

@@ -11,10 +11,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -328,7 +330,8 @@ func (r *TaskReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		For(&bastionv1.Task{}).
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(taskOfPod)).
-		Watches(&bastionv1.Task{}, handler.EnqueueRequestsFromMapFunc(r.queuedBehind)).
+		Watches(&bastionv1.Task{}, r.queueWaker()).
+		Watches(&bastionv1.Project{}, r.queueWaker()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Named("task")
 	if n, ok := r.Launcher.(Notifier); ok {
@@ -345,32 +348,70 @@ func taskOfPod(_ context.Context, obj client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
 }
 
-// queuedBehind wakes the waiting tasks of a project when one of its tasks
-// finishes (or is deleted), since that frees a slot.
-func (r *TaskReconciler) queuedBehind(ctx context.Context, obj client.Object) []reconcile.Request {
-	task, ok := obj.(*bastionv1.Task)
-	if !ok || !(task.Status.Status.Finished() || !task.DeletionTimestamp.IsZero()) {
-		return nil
+// queueWaker wakes a project's queue when a slot may have opened: one of
+// its tasks finishes, an unfinished one is deleted, or the project's
+// max_parallel_tasks changes. It fires on those transitions only, not on
+// every later write to a finished task (summaries, finalizers, retention).
+func (r *TaskReconciler) queueWaker() handler.Funcs {
+	return handler.Funcs{
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			switch next := e.ObjectNew.(type) {
+			case *bastionv1.Task:
+				if prev, ok := e.ObjectOld.(*bastionv1.Task); ok && !prev.Status.Status.Finished() && next.Status.Status.Finished() {
+					r.wakeQueueHeads(ctx, next.Namespace, q)
+				}
+			case *bastionv1.Project:
+				if prev, ok := e.ObjectOld.(*bastionv1.Project); ok && prev.Spec.MaxParallelTasks != next.Spec.MaxParallelTasks {
+					r.wakeQueueHeads(ctx, bastionv1.ProjectNamespace(next.Name), q)
+				}
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if task, ok := e.Object.(*bastionv1.Task); ok && !task.Status.Status.Finished() {
+				r.wakeQueueHeads(ctx, task.Namespace, q)
+			}
+		},
 	}
+}
+
+// wakeQueueHeads reconciles the oldest waiting tasks of namespace (of
+// every namespace under a global limit): only they can take a freed slot,
+// at most the limit of them. Waking every waiting task instead made each
+// finished task cost O(waiting × tasks) (each admission lists the
+// project), and a project with thousands queued drained a few tasks a
+// minute (issue #11, soak of the load test).
+func (r *TaskReconciler) wakeQueueHeads(ctx context.Context, namespace string, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	opts := []client.ListOption{client.UnsafeDisableDeepCopy}
 	if r.GlobalMaxParallel == 0 {
-		if limit, err := r.projectLimit(ctx, task.Namespace); err != nil || limit == 0 {
-			return nil // no limit: nobody waits for a slot
-		}
+		opts = append(opts, client.InNamespace(namespace))
 	}
 	list := &bastionv1.TaskList{}
-	opts := []client.ListOption{}
-	if r.GlobalMaxParallel == 0 {
-		opts = append(opts, client.InNamespace(task.Namespace))
-	}
 	if err := r.List(ctx, list, opts...); err != nil {
 		log.FromContext(ctx).Error(err, "listing queued tasks")
-		return nil
+		return
 	}
-	var reqs []reconcile.Request
+	waiting := map[string][]*bastionv1.Task{}
 	for i := range list.Items {
-		if list.Items[i].Status.Status == bastionv1.TaskWaiting {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		if t := &list.Items[i]; t.Status.Status == bastionv1.TaskWaiting {
+			waiting[t.Namespace] = append(waiting[t.Namespace], t)
 		}
 	}
-	return reqs
+	for ns, queue := range waiting {
+		heads := r.GlobalMaxParallel
+		limit, err := r.projectLimit(ctx, ns)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "reading the project's limit", "namespace", ns)
+			continue
+		}
+		if limit > 0 && (heads == 0 || limit < heads) {
+			heads = limit
+		}
+		if heads == 0 {
+			continue // no limit: nothing waits for a slot
+		}
+		sortFIFO(queue)
+		for _, t := range queue[:min(heads, len(queue))] {
+			q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(t)})
+		}
+	}
 }

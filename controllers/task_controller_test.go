@@ -154,6 +154,37 @@ func TestTaskReconciler_queuesWhenProjectLimitReached(t *testing.T) {
 	p.g.Expect(meta.FindStatusCondition(p.get("q5").Status.Conditions, bastionv1.ConditionQueued)).To(BeNil())
 }
 
+// Raising a project's max_parallel_tasks starts its waiting tasks at
+// once, oldest first, without waiting for a running one to finish.
+func TestTaskReconciler_raisingTheProjectLimitStartsWaitingTasks(t *testing.T) {
+	p := newTaskProject(t, "tasks-raise", 1)
+	for i, n := range []string{"r1", "r2", "r3", "r4"} {
+		task := &bastionv1.Task{Spec: bastionv1.TaskSpec{TemplateRef: bastionv1.ObjectRef{Name: "deploy-site"}}}
+		task.Name = n
+		task.Labels = map[string]string{bastionv1.LabelID: strconv.Itoa(2001 + i)}
+		p.create(task)
+	}
+	p.waitStatus("r1", bastionv1.TaskStarting)
+	for _, n := range []string{"r2", "r3", "r4"} {
+		p.waitStatus(n, bastionv1.TaskWaiting)
+	}
+
+	ctx := context.Background()
+	p.g.Eventually(func() error {
+		project := &bastionv1.Project{}
+		if err := k8sClient.Get(ctx, client.ObjectKey{Name: "tasks-raise"}, project); err != nil {
+			return err
+		}
+		project.Spec.MaxParallelTasks = 3
+		return k8sClient.Update(ctx, project)
+	}, timeout, interval).Should(Succeed())
+	p.waitStatus("r2", bastionv1.TaskStarting)
+	p.waitStatus("r3", bastionv1.TaskStarting)
+	p.g.Consistently(func() bastionv1.TaskStatusValue { return p.get("r4").Status.Status }, "1s", interval).Should(Equal(bastionv1.TaskWaiting))
+	p.runToEnd("r1", true)
+	p.waitStatus("r4", bastionv1.TaskStarting)
+}
+
 func TestTaskReconciler_stopsGracefullyThroughStopping(t *testing.T) {
 	p := newTaskProject(t, "tasks-stop", 0)
 	p.task("long", "deploy-site", nil)

@@ -42,7 +42,10 @@ func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task
 	}
 
 	list := &bastionv1.TaskList{}
-	if err := r.List(ctx, list, client.InNamespace(task.Namespace), client.MatchingFields{TaskTemplateField: template.Name}); err != nil {
+	// Read only (sorted as pointers, deleted by key): copying every Task of
+	// the template on each finished task is what costs under load.
+	if err := r.List(ctx, list, client.InNamespace(task.Namespace), client.MatchingFields{TaskTemplateField: template.Name},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	var finished []*bastionv1.Task
@@ -57,7 +60,9 @@ func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task
 	}
 	sort.Slice(finished, func(i, j int) bool { return newerTask(finished[i], finished[j]) })
 	for _, old := range finished[keep:] {
-		if err := r.Delete(ctx, old, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		// A fresh object with the key: the listed one belongs to the cache.
+		victim := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: old.Namespace, Name: old.Name}}
+		if err := r.Delete(ctx, victim, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 		log.FromContext(ctx).V(1).Info("pruned finished task", "task", old.Name, "keepLast", keep)

@@ -114,7 +114,10 @@ for img in "${images[@]}"; do
       install -m 0755 "$bastion" "$dir/bastion"
       write manager "$dir" -name "$registry/bastion:$tag" -user 65532:65532 -workdir / -entrypoint /bastion -cmd manager
       ;;
-    runner-ansible) runner ansible python3,ansible-core,sshpass ;;
+    # python3-cffi-backend by name: python3-cryptography depends on the
+    # virtual python3-cffi-backend-api-{min,max}, which debootstrap's
+    # resolver cannot satisfy by itself (dpkg then refuses to configure).
+    runner-ansible) runner ansible python3,ansible-core,python3-cffi-backend,sshpass ;;
     runner-terraform) runner terraform "" ;;
     runner-bash) runner bash bash,curl,jq ;;
     *) echo "unknown image $img" >&2; exit 2 ;;

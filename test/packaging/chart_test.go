@@ -140,6 +140,9 @@ func TestChart_defaultInstallIsAcceptedByTheAPIServer(t *testing.T) {
 	if pw, _, _ := unstructured.NestedString(secret.Object, "data", "password"); len(pw) < 24 {
 		t.Errorf("initial admin password %q is not generated", pw)
 	}
+	if secret.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+		t.Error("the initial admin's password is not kept on uninstall, but the users it opens are")
+	}
 
 	args := containerArgs(t, find(t, objs, "Deployment", releaseName))
 	for _, want := range []string{

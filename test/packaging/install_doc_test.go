@@ -28,6 +28,7 @@ func TestInstallDoc_givesTheCommandsTheTestsRun(t *testing.T) {
 		"kubectl -n bastion-system port-forward svc/bastion 3000:80",
 		"kubectl delete crd -l app.kubernetes.io/name=bastion",
 		"kubectl -n bastion-system delete pvc bastion-data",
+		"kubectl -n bastion-system delete secret bastion-initial-admin",
 	} {
 		if !strings.Contains(doc, command) {
 			t.Errorf("docs/install.md lacks %q", command)
