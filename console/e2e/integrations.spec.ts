@@ -155,10 +155,20 @@ test('the searchable checkbox saves at once, and an integration is deleted only 
   await useSession(page, api);
   await page.goto(`/project/${project.id}/integration/${integration.id}`);
   await expect(page.getByRole('navigation', { name: 'Breadcrumb' })).toContainText('Nightly');
+  // The save is awaited by its response, so that a failure says why (it
+  // failed once in CI with no trace of the PUT's answer).
+  const saved = page.waitForResponse(
+    (r) => r.request().method() === 'PUT' && r.url().endsWith(`/api/project/${project.id}/integrations/${integration.id}`),
+  );
   await page.getByRole('checkbox', { name: 'Available by project and global alias' }).check();
+  const answer = await saved;
+  const why = answer.status() === 204 ? '' : await answer.text().catch(() => '');
+  expect(answer.status(), `PUT answered ${answer.status()} ${why}`).toBe(204);
+  expect(JSON.parse(answer.request().postData() ?? '{}')).toMatchObject({ id: integration.id, searchable: true });
   await expect
     .poll(async () => ((await (await api.get(`/api/project/${project.id}/integrations/${integration.id}`)).json()) as { searchable: boolean }).searchable)
     .toBe(true);
+  await expect(page.getByRole('checkbox', { name: 'Available by project and global alias' })).toBeChecked();
 
   await page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'Integrations' }).click();
   await page.getByRole('button', { name: 'Delete Nightly' }).click();
