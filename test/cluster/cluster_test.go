@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,8 +59,11 @@ sleep 6
 echo "bash done"
 `,
 	// Numbered lines, slowly: the restart and stop checks count them.
+	// The count is the last argument: the runner passes the environment's
+	// extra variables first, as key=value words (Semaphore's bash
+	// interface), then the template's arguments.
 	"count.sh": `#!/bin/bash
-n=${1:-60}
+n=${!#}
 for i in $(seq 1 "$n"); do echo "line $i"; sleep 0.5; done
 echo "count done"
 `,
@@ -114,10 +118,14 @@ func gitServer(t *testing.T) string {
 	daemon := exec.Command("git", "daemon", "--reuseaddr", "--listen="+bridgeIP, fmt.Sprintf("--port=%d", port),
 		"--base-path="+base, "--informative-errors", base)
 	daemon.Stderr = testWriter{t}
+	// git daemon forks a child per connection, which inherits stderr: kill
+	// the whole group, and do not wait for ever on the pipe.
+	daemon.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	daemon.WaitDelay = 5 * time.Second
 	if err := daemon.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = daemon.Process.Kill(); _ = daemon.Wait() })
+	t.Cleanup(func() { _ = syscall.Kill(-daemon.Process.Pid, syscall.SIGKILL); _ = daemon.Wait() })
 	for i := 0; i < 50; i++ {
 		if c, err := net.Dial("tcp", net.JoinHostPort(bridgeIP, strconv.Itoa(port))); err == nil {
 			c.Close()
