@@ -35,6 +35,9 @@ type devOptions struct {
 	runnerURL string
 	demoRepo  string
 	alerts    alertFlags
+	// globalMaxParallel caps running tasks across projects, as the
+	// manager's flag of the same name.
+	globalMaxParallel int
 }
 
 func defaultDataDir() string {
@@ -66,6 +69,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opts.assetsDir, "assets", defaultAssetsDir(), "directory with the etcd and kube-apiserver binaries (make envtest-assets)")
 	fs.StringVar(&opts.runnerURL, "runner-url", "", "URL runners reach the manager at (default: the --listen address)")
 	fs.StringVar(&opts.demoRepo, "demo-repo-listen", "auto", `address of the built-in demo git repository (auto: the --listen host, on the port of the last run or a free one; "" turns it off)`)
+	fs.IntVar(&opts.globalMaxParallel, "global-max-parallel-tasks", 0, "running tasks across all projects (0 = no limit)")
 	opts.alerts.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -152,6 +156,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		Launcher: &launch.LocalLauncher{Client: direct, BaseDir: runs},
 		StoreDSN: "sqlite://" + filepath.Join(dataDir, "bastion.db"),
 		DemoRepo: demoRepo, DemoRepoURL: demoURL, Alerts: alerts,
+		GlobalMaxParallelTasks: opts.globalMaxParallel,
 	})
 	if err != nil {
 		return err
