@@ -260,5 +260,5 @@ e2e-cluster: ## helm install on a fresh single-node cluster; tasks run as real p
 	$(MAKE) cluster-up && \
 	$(CLUSTER_ENV) hack/cluster/import-images.sh $(IMAGES_DIR)/*.tar && \
 	cd test/cluster && KUBECONFIG=$(CLUSTER_WORK)/admin.kubeconfig BASTION_IMAGE_TAG=$(TAG) \
-		BASTION_REGISTRY=$(REGISTRY) CLUSTER_WORK=$(CLUSTER_WORK) \
+		BASTION_REGISTRY=$(REGISTRY) CLUSTER_WORK=$(CLUSTER_WORK) IMAGES_DIR=$(IMAGES_DIR) \
 		go test -count=1 -timeout 20m -v ./...
