@@ -258,6 +258,9 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 	waitGone(t, cs, manager, 2*time.Minute)
 	waitManager(t, cs, 3*time.Minute)
 	a = signIn(t, base, "admin", adminPassword(t, cs)) // sessions are in the store, but be sure
+	// The old manager took its websockets with it: follow on a new one, as
+	// the console reconnects.
+	ws = a.watch()
 	a.waitStatus(project.ID, counted, 3*time.Minute, "success")
 	out := mustOutput(t, a, project.ID, counted, "count done")
 	var numbered []string
