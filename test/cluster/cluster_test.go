@@ -67,8 +67,13 @@ n=${!#}
 for i in $(seq 1 "$n"); do echo "line $i"; sleep 0.5; done
 echo "count done"
 `,
-	"infra/main.tf": `resource "terraform_data" "thing" {
-  input = "made by bastion"
+	// The environment's extra variables arrive as -var: each must be
+	// declared, as in any real module.
+	"infra/main.tf": `variable "greeting" {
+  type = string
+}
+resource "terraform_data" "thing" {
+  input = "made by bastion: ${var.greeting}"
 }
 output "thing" {
   value = terraform_data.thing.output
