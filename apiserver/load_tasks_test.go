@@ -182,6 +182,8 @@ func TestLoad_100TaskCreationsASecondRunEachTaskOnceWithinTheLimits(t *testing.T
 	if failed.Load() > 0 {
 		t.Fatalf("%d creations failed", failed.Load())
 	}
+	// Now, not only at the end: the soak takes minutes more to drain.
+	t.Logf("%d tasks created in %v (%.0f/s offered at %d/s)", total, creating.Round(time.Millisecond), float64(total)/creating.Seconds(), rate)
 	want := map[int][]int64{}
 	for c := range results {
 		want[c.project] = append(want[c.project], c.id)
