@@ -13,12 +13,16 @@ CONTROLLER_TOOLS_VERSION ?= v0.23.0
 # Terraform for the runner's tests, built from the Go module proxy.
 TERRAFORM_VERSION ?= v1.5.7
 GOTESTSUM_VERSION ?= v1.13.0
+# The helm CLI for docs/install.md's throwaway cluster: the version of the
+# Helm SDK that test/cluster installs with (its go.mod).
+HELM_VERSION ?= v4.3.1
 
 ENVTEST_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bastion/envtest
 ENVTEST_ASSETS := $(ENVTEST_CACHE)/k8s-$(K8S_VERSION:v%=%)-etcd-$(ETCD_VERSION:v%=%)-linux-amd64
 export KUBEBUILDER_ASSETS := $(ENVTEST_ASSETS)
 TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bastion/tools
 TERRAFORM := $(TOOLS_CACHE)/terraform-$(TERRAFORM_VERSION:v%=%)/terraform
+HELM := $(TOOLS_CACHE)/helm-$(HELM_VERSION:v%=%)/helm
 
 LOCALBIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
@@ -70,6 +74,14 @@ $(ENVTEST_ASSETS)/kube-apiserver:
 
 .PHONY: terraform
 terraform: $(TERRAFORM) ## Build terraform for the runner's tests (cached outside the repo).
+
+.PHONY: helm
+helm: $(HELM) ## Build the helm CLI from Go modules (cached outside the repo; docs/install.md).
+
+$(HELM):
+	rm -rf $(@D).tmp && mkdir -p $(@D).tmp
+	GOBIN=$(@D).tmp CGO_ENABLED=0 go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
+	rm -rf $(@D) && mv $(@D).tmp $(@D)
 
 # Built into a temporary directory and moved into place, so an interrupted
 # build never looks finished.
