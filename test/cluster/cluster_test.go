@@ -200,7 +200,7 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 
 	// --- bash: first task ------------------------------------------------
 	bash := run(bashTpl)
-	pod := seenRunningWithOutput(t, a, cs, project.ID, bash, "hello from bash")
+	pod := seenRunningWithOutput(t, a, ws, cs, project.ID, bash, "hello from bash")
 	checkPod(t, cs, pod)
 	a.waitStatus(project.ID, bash, 3*time.Minute, "success")
 	t.Logf("first task succeeded %s after the test started", time.Since(start).Round(time.Second))
@@ -234,7 +234,7 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 		t.Fatalf("the last task is %+v, want one started by integration %d", last, integration.ID)
 	}
 	hook := last[0].ID
-	hookPod := seenRunningWithOutput(t, a, cs, project.ID, hook, "hello from bash")
+	hookPod := seenRunningWithOutput(t, a, ws, cs, project.ID, hook, "hello from bash")
 	checkPod(t, cs, hookPod)
 	a.waitStatus(project.ID, hook, 3*time.Minute, "success")
 	sameOnWebsocket(t, ws, hook, mustOutput(t, a, project.ID, hook, "bash done"))
@@ -245,7 +245,7 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 
 	// --- stop a long task: its pod terminates --------------------------------
 	long := run(countTpl)
-	longPod := seenRunningWithOutput(t, a, cs, project.ID, long, "line 3")
+	longPod := seenRunningWithOutput(t, a, ws, cs, project.ID, long, "line 3")
 	a.must("POST", fmt.Sprintf("%s/tasks/%d/stop", p, long), nil, http.StatusNoContent, nil)
 	a.waitStatus(project.ID, long, 2*time.Minute, "stopped")
 	waitTerminated(t, cs, longPod, time.Minute)
@@ -255,7 +255,7 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 
 	// --- the manager restarts during a task: no line lost ---------------------
 	counted := run(countTpl)
-	seenRunningWithOutput(t, a, cs, project.ID, counted, "line 5")
+	seenRunningWithOutput(t, a, ws, cs, project.ID, counted, "line 5")
 	if err := cs.CoreV1().Pods(releaseNS).Delete(t.Context(), manager.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -285,14 +285,14 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 
 	// --- ansible -----------------------------------------------------------
 	ansible := run(ansibleTpl)
-	ansiblePod := seenRunningWithOutput(t, a, cs, project.ID, ansible, "")
+	ansiblePod := seenRunningWithOutput(t, a, ws, cs, project.ID, ansible, "")
 	checkPod(t, cs, ansiblePod)
 	a.waitStatus(project.ID, ansible, 5*time.Minute, "success")
 	sameOnWebsocket(t, ws, ansible, mustOutput(t, a, project.ID, ansible, "greeting is hello from a pod"))
 
 	// --- terraform, with confirmation --------------------------------------
 	tf := run(terraformTpl)
-	tfPod := seenRunningWithOutput(t, a, cs, project.ID, tf, "")
+	tfPod := seenRunningWithOutput(t, a, ws, cs, project.ID, tf, "")
 	checkPod(t, cs, tfPod)
 	a.waitStatus(project.ID, tf, 5*time.Minute, "waiting_confirmation")
 	a.must("POST", fmt.Sprintf("%s/tasks/%d/confirm", p, tf), nil, http.StatusNoContent, nil)
@@ -301,10 +301,13 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 }
 
 // seenRunningWithOutput waits for the task's pod, and for output (a line
-// containing want, if given) to be readable from the API while the pod is
-// still running. It returns the pod.
-func seenRunningWithOutput(t *testing.T, a *api, cs *kubernetes.Clientset, projectID, taskID int64, want string) *corev1.Pod {
+// containing want, if given) to be readable from the API and to have come
+// over the websocket while the pod is still running. It returns the pod.
+func seenRunningWithOutput(t *testing.T, a *api, ws *wsLog, cs *kubernetes.Clientset, projectID, taskID int64, want string) *corev1.Pod {
 	t.Helper()
+	has := func(lines []string) bool {
+		return len(lines) > 0 && (want == "" || slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, want) }))
+	}
 	deadline := time.Now().Add(4 * time.Minute)
 	var pod *corev1.Pod
 	for time.Now().Before(deadline) {
@@ -315,8 +318,9 @@ func seenRunningWithOutput(t *testing.T, a *api, cs *kubernetes.Clientset, proje
 			cur, err := cs.CoreV1().Pods(pod.Namespace).Get(t.Context(), pod.Name, metav1.GetOptions{})
 			if err == nil && cur.Status.Phase == corev1.PodRunning {
 				out, err := a.output(projectID, taskID)
-				if err == nil && len(out) > 0 && (want == "" || slices.ContainsFunc(out, func(l string) bool { return strings.Contains(l, want) })) {
-					// Still running after the read: the line came while it ran.
+				if err == nil && has(out) && has(ws.of(taskID)) {
+					// Still running after both reads: the line reached the
+					// API and the websocket while the pod ran.
 					if again, err := cs.CoreV1().Pods(pod.Namespace).Get(t.Context(), pod.Name, metav1.GetOptions{}); err == nil && again.Status.Phase == corev1.PodRunning {
 						return again
 					}
