@@ -50,17 +50,27 @@ func (s *Server) startTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := projectOf(r)
-	task, template, err := s.newTask(r.Context(), a, &req)
+	task, template, secrets, err := s.newTask(r.Context(), a, &req)
 	if err != nil {
 		failErr(w, r, err)
 		return
 	}
 	task.Spec.User = who(r).user.Name
-	id, err := s.createObject(r.Context(), a, task, ids.CounterTask, template.Spec.DisplayName)
+	secret, err := s.newTaskSecret(r.Context(), a, template, secrets)
 	if err != nil {
 		failErr(w, r, err)
 		return
 	}
+	if secret != nil {
+		task.Spec.SecretRef = &bastionv1.ObjectRef{Name: secret.Name}
+	}
+	id, err := s.createObject(r.Context(), a, task, ids.CounterTask, template.Spec.DisplayName)
+	if err != nil {
+		s.dropTaskSecret(r.Context(), secret)
+		failErr(w, r, err)
+		return
+	}
+	s.ownTaskSecret(r.Context(), secret, task)
 	s.waitTaskIndexed(r.Context(), task)
 	s.taskEvent(r, id, template.Name, "created")
 	v, err := s.newTaskView(r.Context(), a)
@@ -72,35 +82,46 @@ func (s *Server) startTask(w http.ResponseWriter, r *http.Request) {
 }
 
 // newTask checks a request by spec §5 and the template's rules and builds
-// the Task; nothing is written.
-func (s *Server) newTask(ctx context.Context, a *projectAccess, req *taskRequest) (*bastionv1.Task, *bastionv1.Template, error) {
+// the Task, with the secret answers that go into the task's own Secret
+// rather than into the Task; nothing is written.
+func (s *Server) newTask(ctx context.Context, a *projectAccess, req *taskRequest) (*bastionv1.Task, *bastionv1.Template, map[string]string, error) {
 	if req.TemplateID == 0 {
-		return nil, nil, badRequest("Template is required")
+		return nil, nil, nil, badRequest("Template is required")
 	}
 	obj, err := s.objectByID(ctx, a.namespace(), req.TemplateID, &bastionv1.TemplateList{}, "template")
 	if err != nil {
 		if _, missing := err.(*statusError); missing {
-			return nil, nil, invalidf("template_id %d does not exist in this project", req.TemplateID)
+			return nil, nil, nil, invalidf("template_id %d does not exist in this project", req.TemplateID)
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	template := obj.(*bastionv1.Template)
 	vars, err := parseEnvironment(req.Environment)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if err := checkSurvey(template.Spec.SurveyVars, vars); err != nil {
-		return nil, nil, err
+	secrets, err := parseSecretAnswers(req.Secret)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if secrets == nil {
+		secrets = map[string]string{}
+	}
+	if vars, err = moveSecretAnswers(template.Spec.SurveyVars, vars, secrets); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkSurvey(template.Spec.SurveyVars, withAnswers(vars, secrets)); err != nil {
+		return nil, nil, nil, err
 	}
 	args, err := parseArguments(deref(req.Arguments))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(args) > 0 && !template.Spec.AllowOverrideArgsInTask {
-		return nil, nil, badRequest("This template does not allow a task to override its arguments (allow_override_args_in_task is off)")
+		return nil, nil, nil, badRequest("This template does not allow a task to override its arguments (allow_override_args_in_task is off)")
 	}
 	if err := checkRunOptions(req); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	task := &bastionv1.Task{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{bastionv1.LabelTemplate: template.Name}},
@@ -115,16 +136,16 @@ func (s *Server) newTask(ctx context.Context, a *projectAccess, req *taskRequest
 		task.Spec.ExtraVars = &apiextensionsv1.JSON{Raw: vars}
 	}
 	if task.Spec.InventoryRef, err = s.optionalRef(ctx, a, req.InventoryID, &bastionv1.InventoryList{}, "inventory_id"); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if template.Spec.Type == bastionv1.TemplateDeploy {
 		build, err := s.buildTask(ctx, a, template, deref(req.BuildTaskID))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		task.Spec.BuildTaskRef = &bastionv1.ObjectRef{Name: build.Name}
 	}
-	return task, template, nil
+	return task, template, secrets, nil
 }
 
 // parseEnvironment reads the environment text: nothing, or a JSON object.
@@ -194,8 +215,6 @@ func enumHas(values []bastionv1.SurveyVarValue, v string) bool {
 // options rather than values.
 func checkRunOptions(req *taskRequest) error {
 	switch {
-	case strings.TrimSpace(req.Secret) != "" && strings.TrimSpace(req.Secret) != "{}":
-		return badRequest("secret values for a task are not supported yet; put the variable in the template's environment as a secret")
 	case req.CommitHash != "" && !commitHash.MatchString(strings.TrimSpace(req.CommitHash)):
 		return badRequest("commit_hash must be a commit id: 4 to 64 hexadecimal characters")
 	case strings.HasPrefix(strings.TrimSpace(req.GitBranch), "-"):

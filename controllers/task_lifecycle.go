@@ -132,6 +132,9 @@ func (r *TaskReconciler) finish(ctx context.Context, task *bastionv1.Task) error
 	if err := r.Delete(ctx, input); client.IgnoreNotFound(err) != nil {
 		return err
 	}
+	if err := r.deleteOwnSecret(ctx, task); err != nil {
+		return err
+	}
 	if task.Status.Status == bastionv1.TaskSuccess {
 		if err := r.queueAutorun(ctx, task); err != nil {
 			return err
@@ -211,4 +214,30 @@ func displayStatus(s bastionv1.TaskStatusValue) string {
 		return "failed"
 	}
 	return string(s)
+}
+
+// deleteOwnSecret deletes the Secret of the task's secret answers, which
+// the API wrote for this run alone (labelled so, and owned by the Task
+// once the API could name it). A Secret the task merely names, one written
+// by hand for instance, stays.
+func (r *TaskReconciler) deleteOwnSecret(ctx context.Context, task *bastionv1.Task) error {
+	ref := task.Spec.SecretRef
+	if ref == nil || ref.Name == "" {
+		return nil
+	}
+	secret := secretMetadata()
+	if err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: ref.Name}, secret); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	owned := secret.Labels[bastionv1.LabelTaskSecrets] == "true"
+	for _, o := range secret.OwnerReferences {
+		owned = owned || (o.Kind == "Task" && o.UID == task.UID)
+	}
+	if !owned {
+		return nil
+	}
+	if err := r.Delete(ctx, secret, client.Preconditions{UID: &secret.UID}); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	return nil
 }

@@ -5,6 +5,9 @@ const (
 	// LabelTemplate marks a Task with the name of the Template it runs, so
 	// that a template's tasks can be listed by label.
 	LabelTemplate = "automation.bastion.dev/template"
+	// LabelTaskSecrets marks a Secret the API wrote with one task's secret
+	// answers: the task reconciler deletes it when the run ends.
+	LabelTaskSecrets = "automation.bastion.dev/task-secrets"
 )
 
 // Reasons of a Schedule's Ready condition, which says what the last

@@ -10,7 +10,7 @@ import type { Template } from '../templates/types';
 import { useTaskAction } from './taskAction';
 import type { Task } from './types';
 import { useBuildTasks, useStartTask, type NewTask } from './useTasks';
-import { surveyAnswers, surveyEnvironment, surveyField, validateNewTask, type NewTaskValues } from './validation';
+import { surveyAnswers, surveyEnvironment, surveyField, surveySecret, validateNewTask, type NewTaskValues } from './validation';
 
 export interface NewTaskDialogProps {
   template: Template;
@@ -71,6 +71,8 @@ export function NewTaskDialog({ template, rerunOf, onClose }: NewTaskDialogProps
       dry_run: values.dryRun,
       diff: values.diff,
     };
+    const secret = surveySecret(template, values.survey);
+    if (secret) task.secret = secret;
     if (isDeploy) task.build_task_id = Number(values.buildTaskId);
     if (template.allow_override_args_in_task && values.arguments.trim()) task.arguments = values.arguments.trim();
     if (values.branch.trim()) task.git_branch = values.branch.trim();
@@ -130,6 +132,8 @@ export function NewTaskDialog({ template, rerunOf, onClose }: NewTaskDialogProps
           error={errors[surveyField(variable)]}
           isRequired={variable.required}
           inputMode={variable.type === 'int' ? 'numeric' : undefined}
+          type={variable.type === 'secret' ? 'password' : undefined}
+          autoComplete={variable.type === 'secret' ? 'off' : undefined}
           helper={variable.description || undefined}
         />
       ))}

@@ -36,6 +36,8 @@ export interface NewTask {
   message: string;
   /** JSON object text: the survey's answers. */
   environment: string;
+  /** JSON object text: the answers to secret survey variables (never in environment). */
+  secret?: string;
   debug: boolean;
   dry_run: boolean;
   diff: boolean;

@@ -65,12 +65,28 @@ function isJsonArray(text: string): boolean {
  * its digits, which a JSON number might not).
  */
 export function surveyEnvironment(template: Template, survey: Record<string, string>): string {
-  const env: Record<string, string> = {};
+  return JSON.stringify(answersOf(template, survey, false));
+}
+
+/**
+ * The answers to secret survey variables, as the `secret` JSON text of
+ * POST /tasks, or undefined when there are none. They never go into the
+ * environment: the server keeps them in a Secret of the task's own, and
+ * the task's environment (shown in History and read by Re-run) stays
+ * free of them.
+ */
+export function surveySecret(template: Template, survey: Record<string, string>): string | undefined {
+  const secret = answersOf(template, survey, true);
+  return Object.keys(secret).length ? JSON.stringify(secret) : undefined;
+}
+
+function answersOf(template: Template, survey: Record<string, string>, secret: boolean): Record<string, string> {
+  const out: Record<string, string> = {};
   for (const variable of template.survey_vars ?? []) {
     const value = (survey[variable.name] ?? '').trim();
-    if (value) env[variable.name] = value;
+    if (value && (variable.type === 'secret') === secret) out[variable.name] = value;
   }
-  return JSON.stringify(env);
+  return out;
 }
 
 /** A task's environment JSON read back as survey answers (re-run). */

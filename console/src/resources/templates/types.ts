@@ -8,7 +8,8 @@ export interface SurveyVar {
   name: string;
   title: string;
   description: string;
-  type: '' | 'int';
+  /** The console's editor offers '' (string) and 'int'; 'secret' comes from the API or kubectl. */
+  type: '' | 'int' | 'secret';
   required: boolean;
 }
 

@@ -90,6 +90,29 @@ describe('the new task dialog (spec §4)', () => {
     ]);
   });
 
+  it('sends the answer to a secret survey variable as `secret`, never in the environment, from a password field', async () => {
+    const api = stubApi({ 'POST /project/1/tasks': [201, task(14, { status: 'waiting' })] });
+    const withSecret = template(9, {
+      name: 'Rotate',
+      survey_vars: [
+        { name: 'host', title: 'Host', description: '', type: '', required: true },
+        { name: 'db_password', title: 'Database password', description: '', type: 'secret', required: true },
+      ],
+    });
+    renderWithProviders(<NewTaskDialog template={withSecret} onClose={() => {}} />, { path: '/project/1/templates' });
+    const password = screen.getByLabelText(/^Database password/);
+    expect(password).toHaveAttribute('type', 'password');
+    fireEvent.click(screen.getByRole('button', { name: 'Run' }));
+    expect(await screen.findByText('Database password is required')).toBeInTheDocument();
+    fireEvent.change(screen.getByLabelText(/^Host/), { target: { value: 'db1' } });
+    fireEvent.change(password, { target: { value: 's3cr3t-value' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Run' }));
+    await waitFor(() => expect(api.writes()).toHaveLength(1));
+    const body = api.writes()[0].body as { environment: string; secret: string };
+    expect(JSON.parse(body.environment)).toEqual({ host: 'db1' });
+    expect(JSON.parse(body.secret)).toEqual({ db_password: 's3cr3t-value' });
+  });
+
   it('says Build version is required when the build template has no successful build', async () => {
     const api = stubApi({ 'GET /project/1/templates/5/tasks?status=success': [200, []] });
     renderWithProviders(<NewTaskDialog template={deploy} onClose={() => {}} />);
