@@ -122,4 +122,3 @@ func (p *tplProject) taskSecrets(t *testing.T) []corev1.Secret {
 	}
 	return list.Items
 }
-
