@@ -29,10 +29,11 @@ var secretVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // parseSecretAnswers reads the `secret` field: nothing, or a JSON object of
 // names to values. Strings are kept as they are; numbers and booleans as
-// their JSON text; null and empty values are no answer.
+// their JSON text; null and empty values are no answer. The map is never
+// nil: moveSecretAnswers adds to it.
 func parseSecretAnswers(text string) (map[string]string, error) {
 	if strings.TrimSpace(text) == "" {
-		return nil, nil
+		return map[string]string{}, nil
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(text), &obj); err != nil || obj == nil {
@@ -50,7 +51,7 @@ func parseSecretAnswers(text string) (map[string]string, error) {
 	return answers, nil
 }
 
-// moveSecretAnswers (secrets must not be nil) takes the answers to the template's secret survey
+// moveSecretAnswers takes the answers to the template's secret survey
 // variables out of the environment and into secrets (an answer in the
 // `secret` field wins), so that a client that sends them with the other
 // answers does not leave them in the Task. It returns the environment

@@ -104,9 +104,6 @@ func (s *Server) newTask(ctx context.Context, a *projectAccess, req *taskRequest
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if secrets == nil {
-		secrets = map[string]string{}
-	}
 	if vars, err = moveSecretAnswers(template.Spec.SurveyVars, vars, secrets); err != nil {
 		return nil, nil, nil, err
 	}

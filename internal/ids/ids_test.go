@@ -92,9 +92,10 @@ func TestAllocator_countsFromOnePerCounterAndNamespace(t *testing.T) {
 	}
 }
 
-func TestAllocator_concurrentAllocationsAreDistinct(t *testing.T) {
-	alloc := &Allocator{Client: newFakeClient()}
-	const n = 50
+// allocateDense makes n concurrent allocations of the task counter and
+// fails unless they got exactly the ids 1..n.
+func allocateDense(t *testing.T, alloc *Allocator, n int) {
+	t.Helper()
 	got := make([]int64, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -115,6 +116,12 @@ func TestAllocator_concurrentAllocationsAreDistinct(t *testing.T) {
 	}
 }
 
+func TestAllocator_concurrentAllocationsAreDistinct(t *testing.T) {
+	alloc := &Allocator{Client: newFakeClient()}
+	const n = 50
+	allocateDense(t, alloc, n)
+}
+
 // Concurrent callers in one process share counter updates instead of
 // fighting over the ConfigMap: while an update is in flight the others
 // gather, and one update serves them all. The ids stay dense: 1..n.
@@ -130,24 +137,7 @@ func TestAllocator_coalescesConcurrentAllocationsIntoFewUpdates(t *testing.T) {
 		}).Build()
 	alloc := &Allocator{Client: c}
 	const n = 100
-	got := make([]int64, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { got[i], errs[i] = alloc.Next(context.Background(), ns, CounterTask) })
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	sort.Slice(got, func(i, j int) bool { return got[i] < got[j] })
-	for i, id := range got {
-		if id != int64(i+1) {
-			t.Fatalf("ids = %v, want 1..%d", got, n)
-		}
-	}
+	allocateDense(t, alloc, n)
 	if u := updates.Load(); u >= n/4 {
 		t.Errorf("%d counter updates for %d concurrent allocations; want them coalesced", u, n)
 	}

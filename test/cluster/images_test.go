@@ -33,7 +33,7 @@ func TestImages_haveTheLayoutOfTheDockerfileTargets(t *testing.T) {
 			if img.config.User != want.user {
 				t.Errorf("user %q, the Dockerfile says %q", img.config.User, want.user)
 			}
-			if workdir := cmp(img.config.WorkingDir, "/"); workdir != cmp(want.workdir, "/") {
+			if workdir := orDefault(img.config.WorkingDir, "/"); workdir != orDefault(want.workdir, "/") {
 				t.Errorf("working directory %q, the Dockerfile says %q", workdir, want.workdir)
 			}
 			if !slices.Equal(img.config.Entrypoint, want.entrypoint) || !slices.Equal(img.config.Cmd, want.cmd) {
@@ -51,7 +51,7 @@ func TestImages_haveTheLayoutOfTheDockerfileTargets(t *testing.T) {
 				}
 			}
 			t.Logf("user %s, workdir %s, entrypoint %q cmd %q; executables %q; %d packages checked of %d installed; users %q",
-				want.user, cmp(want.workdir, "/"), want.entrypoint, want.cmd, want.copies, len(want.packages), len(installed), want.users)
+				want.user, orDefault(want.workdir, "/"), want.entrypoint, want.cmd, want.copies, len(want.packages), len(installed), want.users)
 			for _, uid := range want.users {
 				if !regexp.MustCompile(`(?m)^[^:]+:[^:]*:` + uid + `:`).Match(img.contents["etc/passwd"]) {
 					t.Errorf("no user with uid %s in /etc/passwd:\n%s", uid, img.contents["etc/passwd"])
@@ -61,7 +61,7 @@ func TestImages_haveTheLayoutOfTheDockerfileTargets(t *testing.T) {
 	}
 }
 
-func cmp(s, empty string) string {
+func orDefault(s, empty string) string {
 	if s == "" {
 		return empty
 	}
@@ -154,8 +154,8 @@ func (d dockerfile) resolve(t *testing.T, name string) stage {
 	out := *s
 	if _, ok := d[s.from]; ok {
 		parent := d.resolve(t, s.from)
-		out.user = cmp(s.user, parent.user)
-		out.workdir = cmp(s.workdir, parent.workdir)
+		out.user = orDefault(s.user, parent.user)
+		out.workdir = orDefault(s.workdir, parent.workdir)
 		if s.entrypoint == nil {
 			out.entrypoint = parent.entrypoint
 		}
@@ -195,13 +195,13 @@ type image struct {
 func readArchive(t *testing.T, path string, wanted []string) image {
 	t.Helper()
 	blobs := map[string][]byte{}
-	walk(t, path, func(name string, r io.Reader, size int64) {
-		if size < 1<<20 { // the JSON documents; layers are larger
+	walk(t, path, func(h *tar.Header, r io.Reader) {
+		if h.Size < 1<<20 { // the JSON documents; layers are larger
 			data, err := io.ReadAll(r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			blobs[name] = data
+			blobs[h.Name] = data
 		}
 	})
 	var index, manifest struct {
@@ -229,55 +229,54 @@ func readArchive(t *testing.T, path string, wanted []string) image {
 
 	out.files, out.contents = map[string]int64{}, map[string][]byte{}
 	layer := "blobs/sha256/" + strings.TrimPrefix(manifest.Layers[0].Digest, "sha256:")
-	walk(t, path, func(name string, r io.Reader, _ int64) {
-		if name != layer {
+	walk(t, path, func(h *tar.Header, r io.Reader) {
+		if h.Name != layer {
 			return
 		}
-		tr := tar.NewReader(r)
-		for {
-			h, err := tr.Next()
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				t.Fatalf("%s: layer: %v", path, err)
-			}
+		walkTar(t, path+": layer", r, func(h *tar.Header, r io.Reader) {
 			entry := strings.TrimPrefix(strings.TrimPrefix(h.Name, "./"), "/")
-			if !slices.Contains(wanted, entry) || h.Typeflag != tar.TypeReg {
-				continue
+			if !slices.Contains(wanted, entry) {
+				return
 			}
 			out.files[entry] = h.Mode
 			if h.Size < 8<<20 {
-				data, err := io.ReadAll(tr)
+				data, err := io.ReadAll(r)
 				if err != nil {
 					t.Fatal(err)
 				}
 				out.contents[entry] = data
 			}
-		}
+		})
 	})
 	return out
 }
 
 // walk calls fn for each regular file of the tar archive at path.
-func walk(t *testing.T, path string, fn func(name string, r io.Reader, size int64)) {
+func walk(t *testing.T, path string, fn func(h *tar.Header, r io.Reader)) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tr := tar.NewReader(bufio.NewReaderSize(f, 1<<20))
+	walkTar(t, path, bufio.NewReaderSize(f, 1<<20), fn)
+}
+
+// walkTar calls fn for each regular file of the tar stream r (what names
+// it in errors).
+func walkTar(t *testing.T, what string, r io.Reader, fn func(h *tar.Header, r io.Reader)) {
+	t.Helper()
+	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
 			return
 		}
 		if err != nil {
-			t.Fatalf("%s: %v", path, err)
+			t.Fatalf("%s: %v", what, err)
 		}
 		if h.Typeflag == tar.TypeReg {
-			fn(h.Name, tr, h.Size)
+			fn(h, tr)
 		}
 	}
 }
