@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -15,6 +17,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/taskvars"
 )
 
 // taskRequest is the body of POST /tasks (spec §7).
@@ -107,6 +110,9 @@ func (s *Server) newTask(ctx context.Context, a *projectAccess, req *taskRequest
 	if vars, err = moveSecretAnswers(template.Spec.SurveyVars, vars, secrets); err != nil {
 		return nil, nil, nil, err
 	}
+	if err := taskvars.CheckVars(&template.Spec, append(varNames(vars), slices.Collect(maps.Keys(secrets))...)); err != nil {
+		return nil, nil, nil, badRequest(err.Error())
+	}
 	if err := checkSurvey(template.Spec.SurveyVars, withAnswers(vars, secrets)); err != nil {
 		return nil, nil, nil, err
 	}
@@ -114,8 +120,11 @@ func (s *Server) newTask(ctx context.Context, a *projectAccess, req *taskRequest
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if len(args) > 0 && !template.Spec.AllowOverrideArgsInTask {
-		return nil, nil, nil, badRequest("This template does not allow a task to override its arguments (allow_override_args_in_task is off)")
+	if err := taskvars.CheckOverrides(&template.Spec, taskvars.Overrides{
+		GitBranch: strings.TrimSpace(req.GitBranch), CommitHash: strings.TrimSpace(req.CommitHash),
+		Playbook: strings.TrimSpace(req.Playbook), Inventory: deref(req.InventoryID) != 0, Arguments: len(args) > 0,
+	}); err != nil {
+		return nil, nil, nil, badRequest(err.Error())
 	}
 	if err := checkRunOptions(req); err != nil {
 		return nil, nil, nil, err
@@ -160,6 +169,15 @@ func parseEnvironment(text string) (json.RawMessage, error) {
 		return nil, badRequest("Environment and extra variables must be valid JSON")
 	}
 	return out.Bytes(), nil
+}
+
+// varNames are the names of an environment object (already parsed).
+func varNames(env json.RawMessage) []string {
+	vars := map[string]json.RawMessage{}
+	if env != nil {
+		_ = json.Unmarshal(env, &vars)
+	}
+	return slices.Collect(maps.Keys(vars))
 }
 
 // checkSurvey applies the template's survey variables to the task's

@@ -11,39 +11,65 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/taskvars"
 	"github.com/bastion-dev/bastion/internal/versions"
 )
 
 // templateJSON is a template as the API shows it (api-contract.md,
 // "template"). Optional references are null when unset.
 type templateJSON struct {
-	ID                      int64           `json:"id"`
-	ProjectID               int64           `json:"project_id"`
-	InventoryID             *int64          `json:"inventory_id"`
-	RepositoryID            int64           `json:"repository_id"`
-	EnvironmentID           int64           `json:"environment_id"`
-	Name                    string          `json:"name"`
-	Playbook                string          `json:"playbook"`
-	Arguments               string          `json:"arguments"`
-	AllowOverrideArgsInTask bool            `json:"allow_override_args_in_task"`
-	Description             string          `json:"description"`
-	Vaults                  []vaultJSON     `json:"vaults"`
-	Type                    string          `json:"type"`
-	StartVersion            string          `json:"start_version"`
-	BuildTemplateID         *int64          `json:"build_template_id"`
-	ViewID                  *int64          `json:"view_id"`
-	LastTask                *taskItemJSON   `json:"last_task"`
-	LastTaskID              *int64          `json:"last_task_id"` // null when the template never ran
-	Autorun                 bool            `json:"autorun"`
-	GitBranch               string          `json:"git_branch"`
-	SurveyVars              []surveyVarJSON `json:"survey_vars"`
-	SuppressSuccessAlerts   bool            `json:"suppress_success_alerts"`
-	App                     string          `json:"app"`
-	Tasks                   int             `json:"tasks"`
+	ID                      int64  `json:"id"`
+	ProjectID               int64  `json:"project_id"`
+	InventoryID             *int64 `json:"inventory_id"`
+	RepositoryID            int64  `json:"repository_id"`
+	EnvironmentID           int64  `json:"environment_id"`
+	Name                    string `json:"name"`
+	Playbook                string `json:"playbook"`
+	Arguments               string `json:"arguments"`
+	AllowOverrideArgsInTask bool   `json:"allow_override_args_in_task"`
+	taskOverridesJSON
+	Description           string          `json:"description"`
+	Vaults                []vaultJSON     `json:"vaults"`
+	Type                  string          `json:"type"`
+	StartVersion          string          `json:"start_version"`
+	BuildTemplateID       *int64          `json:"build_template_id"`
+	ViewID                *int64          `json:"view_id"`
+	LastTask              *taskItemJSON   `json:"last_task"`
+	LastTaskID            *int64          `json:"last_task_id"` // null when the template never ran
+	Autorun               bool            `json:"autorun"`
+	GitBranch             string          `json:"git_branch"`
+	SurveyVars            []surveyVarJSON `json:"survey_vars"`
+	SuppressSuccessAlerts bool            `json:"suppress_success_alerts"`
+	App                   string          `json:"app"`
+	Tasks                 int             `json:"tasks"`
 }
 
 // vaultJSON is a vault password of a template. Vaults are a list inside
 // the Template, so a vault's id is its position, from 1.
+// taskOverridesJSON are what a template lets its tasks choose beyond their
+// survey variables and arguments (internal/taskvars); all off by default.
+// allow_override_branch_in_task is Semaphore's name; it covers git_branch
+// and commit_hash, which both choose the code that runs.
+type taskOverridesJSON struct {
+	AllowOverrideBranchInTask    bool `json:"allow_override_branch_in_task"`
+	AllowOverrideInventoryInTask bool `json:"allow_override_inventory_in_task"`
+	AllowOverridePlaybookInTask  bool `json:"allow_override_playbook_in_task"`
+	AllowOverrideExtraVarsInTask bool `json:"allow_override_extra_vars_in_task"`
+}
+
+func overridesJSON(spec *bastionv1.TemplateSpec) taskOverridesJSON {
+	return taskOverridesJSON{
+		AllowOverrideBranchInTask: spec.AllowOverrideBranchInTask, AllowOverrideInventoryInTask: spec.AllowOverrideInventoryInTask,
+		AllowOverridePlaybookInTask: spec.AllowOverridePlaybookInTask, AllowOverrideExtraVarsInTask: spec.AllowOverrideExtraVarsInTask,
+	}
+}
+
+// apply sets the template's switches from the request.
+func (o taskOverridesJSON) apply(spec *bastionv1.TemplateSpec) {
+	spec.AllowOverrideBranchInTask, spec.AllowOverrideInventoryInTask = o.AllowOverrideBranchInTask, o.AllowOverrideInventoryInTask
+	spec.AllowOverridePlaybookInTask, spec.AllowOverrideExtraVarsInTask = o.AllowOverridePlaybookInTask, o.AllowOverrideExtraVarsInTask
+}
+
 type vaultJSON struct {
 	ID         int64  `json:"id"`
 	ProjectID  int64  `json:"project_id"`
@@ -69,25 +95,26 @@ type surveyValueJSON struct {
 // templateRequest is the body of POST and PUT /templates. Fields a client
 // echoes from a read (last_task, tasks, project_id) are ignored.
 type templateRequest struct {
-	ID                      int64           `json:"id"`
-	InventoryID             *int64          `json:"inventory_id"`
-	RepositoryID            int64           `json:"repository_id"`
-	EnvironmentID           int64           `json:"environment_id"`
-	Name                    string          `json:"name"`
-	Playbook                string          `json:"playbook"`
-	Arguments               *string         `json:"arguments"`
-	AllowOverrideArgsInTask bool            `json:"allow_override_args_in_task"`
-	Description             string          `json:"description"`
-	Vaults                  []vaultJSON     `json:"vaults"`
-	Type                    string          `json:"type"`
-	StartVersion            *string         `json:"start_version"`
-	BuildTemplateID         *int64          `json:"build_template_id"`
-	ViewID                  *int64          `json:"view_id"`
-	Autorun                 bool            `json:"autorun"`
-	GitBranch               *string         `json:"git_branch"`
-	SurveyVars              []surveyVarJSON `json:"survey_vars"`
-	SuppressSuccessAlerts   bool            `json:"suppress_success_alerts"`
-	App                     string          `json:"app"`
+	ID                      int64   `json:"id"`
+	InventoryID             *int64  `json:"inventory_id"`
+	RepositoryID            int64   `json:"repository_id"`
+	EnvironmentID           int64   `json:"environment_id"`
+	Name                    string  `json:"name"`
+	Playbook                string  `json:"playbook"`
+	Arguments               *string `json:"arguments"`
+	AllowOverrideArgsInTask bool    `json:"allow_override_args_in_task"`
+	taskOverridesJSON
+	Description           string          `json:"description"`
+	Vaults                []vaultJSON     `json:"vaults"`
+	Type                  string          `json:"type"`
+	StartVersion          *string         `json:"start_version"`
+	BuildTemplateID       *int64          `json:"build_template_id"`
+	ViewID                *int64          `json:"view_id"`
+	Autorun               bool            `json:"autorun"`
+	GitBranch             *string         `json:"git_branch"`
+	SurveyVars            []surveyVarJSON `json:"survey_vars"`
+	SuppressSuccessAlerts bool            `json:"suppress_success_alerts"`
+	App                   string          `json:"app"`
 }
 
 var (
@@ -140,6 +167,9 @@ func (req *templateRequest) validate() error {
 		case seen[v.Name]:
 			return invalidf("survey variable %s is defined twice", v.Name)
 		}
+		if err := taskvars.CheckSurveyVar(bastionv1.TemplateApp(req.App), v.Name); err != nil {
+			return badRequest(err.Error())
+		}
 		seen[v.Name] = true
 	}
 	for _, v := range req.Vaults {
@@ -176,6 +206,7 @@ func (s *Server) templateSpec(ctx context.Context, a *projectAccess, req *templa
 		Autorun: req.Autorun, GitBranch: strings.TrimSpace(deref(req.GitBranch)), Arguments: args,
 		AllowOverrideArgsInTask: req.AllowOverrideArgsInTask, SuppressSuccessAlerts: req.SuppressSuccessAlerts,
 	}
+	req.taskOverridesJSON.apply(&spec)
 	for _, v := range req.SurveyVars {
 		sv := bastionv1.SurveyVar{Name: v.Name, Title: strings.TrimSpace(v.Title), Description: v.Description, Type: v.Type, Required: v.Required}
 		for _, val := range v.Values {
@@ -263,7 +294,7 @@ func (t *templateRender) template(tpl *bastionv1.Template) templateJSON {
 		Arguments: argumentsText(tpl.Spec.Arguments), AllowOverrideArgsInTask: tpl.Spec.AllowOverrideArgsInTask,
 		Description: tpl.Spec.Description, Type: string(tpl.Spec.Type), StartVersion: tpl.Spec.StartVersion,
 		Autorun: tpl.Spec.Autorun, GitBranch: tpl.Spec.GitBranch, SuppressSuccessAlerts: tpl.Spec.SuppressSuccessAlerts,
-		App:           string(tpl.Spec.App),
+		App: string(tpl.Spec.App), taskOverridesJSON: overridesJSON(&tpl.Spec),
 		RepositoryID:  v.refID(&tpl.Spec.RepositoryRef, "repository"),
 		EnvironmentID: v.refID(&tpl.Spec.EnvironmentRef, "environment"),
 		InventoryID:   nullable(v.refID(tpl.Spec.InventoryRef, "inventory")),

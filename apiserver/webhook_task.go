@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +14,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/taskvars"
 )
 
 // integrationTaskParams are the task fields an integration's task_params
@@ -93,6 +96,11 @@ func webhookTask(in *bastionv1.Integration, template *bastionv1.Template, values
 			Debug: params.Debug, DryRun: params.DryRun, Diff: params.Diff,
 			Playbook: params.Playbook, Limit: params.Limit, GitBranch: params.GitBranch,
 		},
+	}
+	// The integration's manager wrote task_params, but the values come from
+	// the sender: both meet the template's rule, as a task_runner would.
+	if err := taskvars.CheckTask(&template.Spec, &task.Spec, slices.Collect(maps.Keys(env))); err != nil {
+		return nil, badRequest(err.Error())
 	}
 	if len(env) > 0 {
 		data, err := json.Marshal(env)

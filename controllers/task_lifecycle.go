@@ -26,6 +26,12 @@ func (r *TaskReconciler) initialize(ctx context.Context, task *bastionv1.Task) e
 		r.transition(task, bastionv1.TaskError, err.Error())
 		return nil
 	}
+	if problem, err := r.taskRulesProblem(ctx, task, template); err != nil || problem != "" {
+		if problem != "" {
+			r.transition(task, bastionv1.TaskError, problem)
+		}
+		return err
+	}
 	switch template.Spec.Type {
 	case bastionv1.TemplateBuild:
 		version, err := r.nextBuildVersion(ctx, template, task)

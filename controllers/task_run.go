@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -96,6 +97,9 @@ func (r *TaskReconciler) resolve(ctx context.Context, task *bastionv1.Task) (*ru
 	template := &bastionv1.Template{}
 	if err := r.getRef(ctx, ns, "template", task.Spec.TemplateRef.Name, template); err != nil {
 		return nil, nil, err
+	}
+	if problem, err := r.taskRulesProblem(ctx, task, template); err != nil || problem != "" {
+		return nil, nil, cmp.Or(err, errors.New(problem))
 	}
 	repo := &bastionv1.Repository{}
 	if err := r.getRef(ctx, ns, "repository", template.Spec.RepositoryRef.Name, repo); err != nil {

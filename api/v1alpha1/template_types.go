@@ -143,6 +143,27 @@ type TemplateSpec struct {
 	// +optional
 	AllowOverrideArgsInTask bool `json:"allowOverrideArgsInTask,omitempty"`
 
+	// AllowOverrideBranchInTask lets a task choose the code it runs: its own
+	// branch (git_branch) or commit (commit_hash). Semaphore's name.
+	// +optional
+	AllowOverrideBranchInTask bool `json:"allowOverrideBranchInTask,omitempty"`
+
+	// AllowOverrideInventoryInTask lets a task run on another inventory of
+	// the project (inventory_id).
+	// +optional
+	AllowOverrideInventoryInTask bool `json:"allowOverrideInventoryInTask,omitempty"`
+
+	// AllowOverridePlaybookInTask lets a task run another file of the
+	// repository (playbook).
+	// +optional
+	AllowOverridePlaybookInTask bool `json:"allowOverridePlaybookInTask,omitempty"`
+
+	// AllowOverrideExtraVarsInTask lets a task set variables other than the
+	// survey's (AWX's "prompt on launch"). Names that change how the run
+	// connects or what it executes (ansible_*, PATH, ...) stay refused.
+	// +optional
+	AllowOverrideExtraVarsInTask bool `json:"allowOverrideExtraVarsInTask,omitempty"`
+
 	// SurveyVars are asked for when a task starts.
 	// +optional
 	// +listType=map
