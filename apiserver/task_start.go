@@ -120,14 +120,14 @@ func (s *Server) newTask(ctx context.Context, a *projectAccess, req *taskRequest
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if err := checkRunOptions(req); err != nil {
+		return nil, nil, nil, err
+	}
 	if err := taskvars.CheckOverrides(&template.Spec, taskvars.Overrides{
 		GitBranch: strings.TrimSpace(req.GitBranch), CommitHash: strings.TrimSpace(req.CommitHash),
 		Playbook: strings.TrimSpace(req.Playbook), Inventory: deref(req.InventoryID) != 0, Arguments: len(args) > 0,
 	}); err != nil {
 		return nil, nil, nil, badRequest(err.Error())
-	}
-	if err := checkRunOptions(req); err != nil {
-		return nil, nil, nil, err
 	}
 	task := &bastionv1.Task{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{bastionv1.LabelTemplate: template.Name}},

@@ -28,6 +28,7 @@ func TestTasks_startRulesAnswerTheirMessageAndWriteNothing(t *testing.T) {
 	})
 	build := p.createTemplate(t, "Compile", func(b map[string]any) { b["type"] = "build"; b["start_version"] = "1.0.0" })
 	deploy := p.createTemplate(t, "Ship", func(b map[string]any) { b["type"] = "deploy"; b["build_template_id"] = build.ID })
+	open := p.createTemplate(t, "Open", allowEveryOverride)
 	failed := p.startTask(t, map[string]any{"template_id": build.ID})
 	p.waitStatus(t, failed.ID, bastionv1.TaskStarting)
 	p.setStatus(t, failed.ID, bastionv1.TaskError)
@@ -66,7 +67,7 @@ func TestTasks_startRulesAnswerTheirMessageAndWriteNothing(t *testing.T) {
 		{"an option as the commit", map[string]any{"template_id": build.ID, "commit_hash": "--upload-pack=touch /tmp/x"}, "commit_hash must be a commit id: 4 to 64 hexadecimal characters"},
 		{"an option as the branch", map[string]any{"template_id": build.ID, "git_branch": "--upload-pack=x"}, "git_branch must not start with -"},
 		{"an option as the limit", map[string]any{"template_id": build.ID, "limit": "-e x=1"}, "limit must not start with -"},
-		{"a missing inventory", map[string]any{"template_id": build.ID, "inventory_id": 77777}, "inventory_id 77777 does not exist in this project"},
+		{"a missing inventory", map[string]any{"template_id": open.ID, "inventory_id": 77777}, "inventory_id 77777 does not exist in this project"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, data := p.b.call("POST", p.path("/tasks"), tc.body)
@@ -88,7 +89,7 @@ func TestTasks_startListGetStopConfirmAndDelete(t *testing.T) {
 	e := startEnv(t)
 	p := newTplProject(t, e)
 	tpl := p.createTemplate(t, "Site", func(b map[string]any) {
-		b["allow_override_args_in_task"] = true
+		allowEveryOverride(b)
 		b["app"] = "ansible"
 	})
 	started := p.startTask(t, map[string]any{

@@ -343,3 +343,13 @@ func normalized(t *testing.T, v any) any {
 	}
 	return out
 }
+
+// allowEveryOverride turns on every task-time override of a template
+// (internal/taskvars): arguments, branch and commit, inventory, playbook
+// and extra variables.
+func allowEveryOverride(b map[string]any) {
+	for _, field := range []string{"allow_override_args_in_task", "allow_override_branch_in_task",
+		"allow_override_inventory_in_task", "allow_override_playbook_in_task", "allow_override_extra_vars_in_task"} {
+		b[field] = true
+	}
+}

@@ -129,7 +129,7 @@ func TestWebhookTaskParams_applyAndExtractedValuesWin(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Spec.TaskParams = params
-	tpl := &bastionv1.Template{}
+	tpl := &bastionv1.Template{Spec: bastionv1.TemplateSpec{AllowOverrideArgsInTask: true, AllowOverrideExtraVarsInTask: true}}
 	tpl.Name = "site"
 	task, err := webhookTask(in, tpl, map[string]json.RawMessage{"COMMIT": json.RawMessage(`"new"`)})
 	if err != nil {

@@ -58,6 +58,12 @@ type hookFixture struct {
 func newHookFixture(t *testing.T, e *apiEnv) *hookFixture {
 	p := e.newSchedintProject(t, "Webhooks")
 	tpl, tplID := e.seedTemplate(t, p.obj, "Site", "")
+	// The push values are the template's survey variables, which a webhook
+	// may always set (internal/taskvars).
+	tpl.Spec.SurveyVars = []bastionv1.SurveyVar{{Name: "COMMIT", Title: "Commit"}, {Name: "DELIVERY", Title: "Delivery"}, {Name: "SIZE", Title: "Size"}}
+	if err := e.K8s.Update(t.Context(), tpl); err != nil {
+		t.Fatal(err)
+	}
 	_, keyID := e.seedKey(t, p.obj, bastionv1.KeyTypeLoginPassword, webhookCanary)
 	return &hookFixture{schedintProject: p, e: e, tplID: tplID, keyID: keyID, tpl: tpl}
 }

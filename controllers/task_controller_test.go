@@ -306,6 +306,7 @@ func TestTaskReconciler_runspecCarriesVariablesArgumentsAndBranchPrecedence(t *t
 	p.template("args", func(s *bastionv1.TemplateSpec) {
 		s.Arguments = []string{"--tags", "web"}
 		s.AllowOverrideArgsInTask = true
+		s.AllowOverrideBranchInTask = true
 		s.GitBranch = "template-branch"
 	})
 	p.task("with-args", "args", func(s *bastionv1.TaskSpec) {
@@ -461,7 +462,10 @@ func TestTaskReconciler_runspecNamesTheVariablesWhoseValueIsTheTasks(t *testing.
 	p.create(&bastionv1.Environment{ObjectMeta: metaName("jinja"), Spec: bastionv1.EnvironmentSpec{
 		DisplayName: "Jinja", ExtraVars: &apiextensionsv1.JSON{Raw: []byte(`{"sum":"{{ 1 + 1 }}","shared":"env"}`)},
 	}})
-	p.template("vars", func(s *bastionv1.TemplateSpec) { s.EnvironmentRef = bastionv1.ObjectRef{Name: "jinja"} })
+	p.template("vars", func(s *bastionv1.TemplateSpec) {
+		s.EnvironmentRef = bastionv1.ObjectRef{Name: "jinja"}
+		s.AllowOverrideExtraVarsInTask = true
+	})
 	p.task("with-vars", "vars", func(s *bastionv1.TaskSpec) {
 		s.ExtraVars = &apiextensionsv1.JSON{Raw: []byte(`{"answer":"{{ lookup('pipe','id') }}","shared":"task","nested":{"a":["{{ x }}"]}}`)}
 	})

@@ -246,6 +246,8 @@ func (x *exporter) template(t *bastionv1.Template) (Template, error) {
 	out := Template{
 		Name: x.templates[t.Name], Description: s.Description, Type: string(s.Type), App: string(s.App),
 		Playbook: s.Playbook, AllowOverrideArgsInTask: s.AllowOverrideArgsInTask,
+		AllowOverrideBranchInTask: s.AllowOverrideBranchInTask, AllowOverrideInventoryInTask: s.AllowOverrideInventoryInTask,
+		AllowOverridePlaybookInTask: s.AllowOverridePlaybookInTask, AllowOverrideExtraVarsInTask: s.AllowOverrideExtraVarsInTask,
 		SuppressSuccessAlerts: s.SuppressSuccessAlerts, Autorun: s.Autorun, GitBranch: s.GitBranch,
 		StartVersion: s.StartVersion, KeepLast: s.KeepLast,
 		Repository:    x.ref(x.repositories, "repository", &s.RepositoryRef),

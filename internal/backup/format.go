@@ -97,13 +97,19 @@ type Template struct {
 	App      string `json:"app"`
 	Playbook string `json:"playbook"`
 	// Arguments is a JSON array of strings, as text (the /api's form).
-	Arguments               string      `json:"arguments,omitempty"`
-	AllowOverrideArgsInTask bool        `json:"allow_override_args_in_task"`
-	SuppressSuccessAlerts   bool        `json:"suppress_success_alerts"`
-	Autorun                 bool        `json:"autorun"`
-	GitBranch               string      `json:"git_branch,omitempty"`
-	StartVersion            string      `json:"start_version,omitempty"`
-	SurveyVars              []SurveyVar `json:"survey_vars,omitempty"`
+	Arguments               string `json:"arguments,omitempty"`
+	AllowOverrideArgsInTask bool   `json:"allow_override_args_in_task"`
+	// What else a task may choose (internal/taskvars); branch is
+	// Semaphore's name, the others Bastion additions. Absent is off.
+	AllowOverrideBranchInTask    bool        `json:"allow_override_branch_in_task,omitempty"`
+	AllowOverrideInventoryInTask bool        `json:"allow_override_inventory_in_task,omitempty"`
+	AllowOverridePlaybookInTask  bool        `json:"allow_override_playbook_in_task,omitempty"`
+	AllowOverrideExtraVarsInTask bool        `json:"allow_override_extra_vars_in_task,omitempty"`
+	SuppressSuccessAlerts        bool        `json:"suppress_success_alerts"`
+	Autorun                      bool        `json:"autorun"`
+	GitBranch                    string      `json:"git_branch,omitempty"`
+	StartVersion                 string      `json:"start_version,omitempty"`
+	SurveyVars                   []SurveyVar `json:"survey_vars,omitempty"`
 	// KeepLast (a Bastion addition) is how many finished tasks are kept.
 	KeepLast *int32 `json:"keep_last,omitempty"`
 

@@ -237,6 +237,8 @@ func (r *restorer) template(ctx context.Context, t *Template) error {
 		BuildTemplateRef: optionalRef(r.tpls, t.BuildTemplate),
 		StartVersion:     t.StartVersion, Autorun: t.Autorun, GitBranch: t.GitBranch,
 		AllowOverrideArgsInTask: t.AllowOverrideArgsInTask, SuppressSuccessAlerts: t.SuppressSuccessAlerts,
+		AllowOverrideBranchInTask: t.AllowOverrideBranchInTask, AllowOverrideInventoryInTask: t.AllowOverrideInventoryInTask,
+		AllowOverridePlaybookInTask: t.AllowOverridePlaybookInTask, AllowOverrideExtraVarsInTask: t.AllowOverrideExtraVarsInTask,
 		KeepLast: t.KeepLast,
 	}
 	if t.Arguments != "" {

@@ -379,6 +379,8 @@ func newCounterProject(t *testing.T, api *apiClient, bursts int) *counterProject
 		"name": "Count", "playbook": "count.sh", "app": "bash", "repository_id": api.idNamed(cp.path+"/repositories", "scripts"),
 		"inventory_id": inventory.ID, "environment_id": api.idNamed(cp.path+"/environment", "none"),
 		"arguments": fmt.Sprintf(`[%q, "%d"]`, cp.records, bursts),
+		// Each task's label is a survey answer, which a task may always set.
+		"survey_vars": []map[string]any{{"name": "n", "title": "Label"}},
 	}, http.StatusCreated, &template)
 	cp.template = template.ID
 	return cp
