@@ -32,6 +32,16 @@ var templatesMatrix = []matrixRow{
 	{"GET", "/api/project/{project}/tasks", "", members(200), nil, false},
 	{"GET", "/api/project/{project}/tasks/last", "", members(200), nil, false},
 	{"POST", "/api/project/{project}/tasks", `{"template_id":{template}}`, needs(201, taskRunner, manager, owner), seedTemplate, false},
+	// What a task may set (internal/taskvars) is the template's to allow,
+	// for every role alike: a name that changes how the run connects, a
+	// secret answer of one, or a branch the template does not let a task
+	// choose is a 400 to those who may run tasks at all.
+	{"POST", "/api/project/{project}/tasks", `{"template_id":{template},"environment":"{\"ansible_python_interpreter\":\"/bin/sh\"}"}`,
+		needs(400, taskRunner, manager, owner), seedTemplate, false},
+	{"POST", "/api/project/{project}/tasks", `{"template_id":{template},"secret":"{\"ansible_host\":\"elsewhere\"}"}`,
+		needs(400, taskRunner, manager, owner), seedTemplate, false},
+	{"POST", "/api/project/{project}/tasks", `{"template_id":{template},"git_branch":"attacker"}`,
+		needs(400, taskRunner, manager, owner), seedTemplate, false},
 	{"GET", "/api/project/{project}/tasks/{task}", "", members(200), seedTask, false},
 	{"GET", "/api/project/{project}/tasks/{task}/output", "", members(200), seedTask, false},
 	{"GET", "/api/project/{project}/tasks/{task}/raw", "", members(200), seedTask, false},
