@@ -1,0 +1,148 @@
+package controllers_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+)
+
+// expectNoRun checks that a task never got a run: no Job, no input Secret.
+func (p *taskProject) expectNoRun(name string) {
+	p.t.Helper()
+	ctx := context.Background()
+	err := k8sClient.Get(ctx, client.ObjectKey{Namespace: p.ns, Name: name}, &batchv1.Job{})
+	p.g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "task %s has a Job (%v)", name, err)
+	err = k8sClient.Get(ctx, client.ObjectKey{Namespace: p.ns, Name: name + "-input"}, &corev1.Secret{})
+	p.g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "task %s has an input Secret (%v)", name, err)
+}
+
+// TestTaskReconciler_aTaskThatBreaksTheTemplatesRuleFailsWithoutARun: the
+// second door. A Task applied with kubectl meets the rule POST /tasks
+// applies (internal/taskvars): a name no task may set, a variable the
+// template does not ask for, a secret answer of either, an environment
+// variable in its Secret, an override the template does not allow, or a
+// template whose survey asks for a forbidden name. It fails with the same
+// words, and no Job is ever made.
+func TestTaskReconciler_aTaskThatBreaksTheTemplatesRuleFailsWithoutARun(t *testing.T) {
+	p := newTaskProject(t, "tasks-rules", 0)
+	p.template("closed", func(s *bastionv1.TemplateSpec) { s.SurveyVars = []bastionv1.SurveyVar{{Name: "tag", Title: "Tag"}} })
+	p.template("open", func(s *bastionv1.TemplateSpec) {
+		s.AllowOverrideArgsInTask, s.AllowOverrideBranchInTask, s.AllowOverrideExtraVarsInTask = true, true, true
+		s.AllowOverrideInventoryInTask, s.AllowOverridePlaybookInTask = true, true
+	})
+	p.template("asks-host", func(s *bastionv1.TemplateSpec) { s.SurveyVars = []bastionv1.SurveyVar{{Name: "ansible_host", Title: "Host"}} })
+	p.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "answers-env"}, Data: map[string][]byte{"env.PATH": []byte("/tmp/evil")}})
+	p.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "answers-host"}, Data: map[string][]byte{"var.ansible_host": []byte("elsewhere")}})
+	vars := func(raw string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(raw)} }
+
+	for _, tc := range []struct {
+		name, template string
+		mutate         func(*bastionv1.TaskSpec)
+		want           string
+	}{
+		{"interpreter", "open", func(s *bastionv1.TaskSpec) {
+			s.ExtraVars = vars(`{"ansible_python_interpreter":"/bin/sh -c 'echo PWNED' #"}`)
+		}, `the variable "ansible_python_interpreter" cannot be set by a task: it changes how the run connects or what it executes`},
+		{"not-asked", "closed", func(s *bastionv1.TaskSpec) { s.ExtraVars = vars(`{"tag":"v1","colour":"red"}`) },
+			`the variable "colour" cannot be set by a task: it is not a survey variable of this template, and the template does not let a task set other variables (allow_override_extra_vars_in_task is off)`},
+		{"secret-var", "open", func(s *bastionv1.TaskSpec) { s.SecretRef = &bastionv1.ObjectRef{Name: "answers-host"} },
+			`the variable "ansible_host" cannot be set by a task: it changes how the run connects or what it executes`},
+		{"secret-env", "open", func(s *bastionv1.TaskSpec) { s.SecretRef = &bastionv1.ObjectRef{Name: "answers-env"} },
+			`the environment variable "PATH" cannot be set by a task: only the template's Environment sets the program's environment`},
+		{"branch", "closed", func(s *bastionv1.TaskSpec) { s.GitBranch = "attacker" },
+			"This template does not allow a task to override its branch (git_branch) (allow_override_branch_in_task is off)"},
+		{"commit", "closed", func(s *bastionv1.TaskSpec) { s.CommitHash = "0123abcd" },
+			"This template does not allow a task to override its commit (commit_hash) (allow_override_branch_in_task is off)"},
+		{"inventory", "closed", func(s *bastionv1.TaskSpec) { s.InventoryRef = &bastionv1.ObjectRef{Name: "hosts"} },
+			"This template does not allow a task to override its inventory (inventory_id) (allow_override_inventory_in_task is off)"},
+		{"playbook", "closed", func(s *bastionv1.TaskSpec) { s.Playbook = "other.yml" },
+			"This template does not allow a task to override its playbook (allow_override_playbook_in_task is off)"},
+		{"arguments", "closed", func(s *bastionv1.TaskSpec) { s.Arguments = []string{"-e", "@/etc/shadow"} },
+			"This template does not allow a task to override its arguments (allow_override_args_in_task is off)"},
+		{"forbidden-survey", "asks-host", nil,
+			`template asks-host: survey variable "ansible_host": a task may not set this variable, since it changes how the run connects or what it executes`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p.task(tc.name, tc.template, tc.mutate)
+			failed := p.waitStatus(tc.name, bastionv1.TaskError)
+			p.g.Expect(failed.Status.Message).To(Equal(tc.want))
+			p.expectNoRun(tc.name)
+		})
+	}
+
+	// What the templates allow runs: a survey answer; with the opt-ins,
+	// other variables and every override.
+	p.task("asked", "closed", func(s *bastionv1.TaskSpec) { s.ExtraVars = vars(`{"tag":"v1"}`) })
+	p.job("asked")
+	p.task("opted-in", "open", func(s *bastionv1.TaskSpec) {
+		s.ExtraVars = vars(`{"colour":"red"}`)
+		s.GitBranch, s.CommitHash, s.Playbook, s.Arguments = "dev", "0123abcd", "other.yml", []string{"--check"}
+		s.InventoryRef = &bastionv1.ObjectRef{Name: "hosts"}
+	})
+	p.job("opted-in")
+}
+
+// TestTaskReconciler_aTaskWaitingWhenItsTemplateClosesFailsBeforeItsRun:
+// the rule is the template's as it is when the run starts, not only when
+// the task was made: a queued task whose template turned its opt-in off
+// fails instead of running.
+func TestTaskReconciler_aTaskWaitingWhenItsTemplateClosesFailsBeforeItsRun(t *testing.T) {
+	p := newTaskProject(t, "tasks-rules-late", 1)
+	p.template("open", func(s *bastionv1.TemplateSpec) { s.AllowOverrideExtraVarsInTask = true })
+	p.task("first", "open", nil)
+	p.job("first") // holds the project's only slot
+	p.task("second", "open", func(s *bastionv1.TaskSpec) { s.ExtraVars = &apiextensionsv1.JSON{Raw: []byte(`{"colour":"red"}`)} })
+	p.waitStatus("second", bastionv1.TaskWaiting)
+
+	tpl := &bastionv1.Template{}
+	p.g.Eventually(func() error {
+		if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "open"}, tpl); err != nil {
+			return err
+		}
+		tpl.Spec.AllowOverrideExtraVarsInTask = false
+		return k8sClient.Update(context.Background(), tpl)
+	}, timeout, interval).Should(Succeed())
+	p.update("first", func(task *bastionv1.Task) { task.Spec.Stop = bastionv1.StopForce })
+
+	failed := p.waitStatus("second", bastionv1.TaskError)
+	p.g.Expect(failed.Status.Message).To(ContainSubstring(`the variable "colour" cannot be set by a task`))
+	p.expectNoRun("second")
+}
+
+// TestScheduleReconciler_theTaskOfAScheduleMeetsTheTemplatesRule: a
+// Schedule carries no task parameters, so its tasks set nothing; but a
+// template made with kubectl whose survey asks for a forbidden name fails
+// the scheduled task too, with the reason, and nothing runs.
+func TestScheduleReconciler_theTaskOfAScheduleMeetsTheTemplatesRule(t *testing.T) {
+	f := newScheduleFixture(t, "sched-rules", "/srv/git/code")
+	tpl := &bastionv1.Template{}
+	f.g.Eventually(func() error {
+		if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: f.namespace, Name: "nightly"}, tpl); err != nil {
+			return err
+		}
+		tpl.Spec.SurveyVars = []bastionv1.SurveyVar{{Name: "ansible_ssh_common_args", Title: "SSH options"}}
+		return k8sClient.Update(context.Background(), tpl)
+	}, timeout, interval).Should(Succeed())
+	s := f.schedule("rules", "*/5 * * * *", nil)
+	f.reconcileAt(s.Name, f.firstRun(s).Add(10*time.Second))
+	f.expectTaskCount(s.Name, 1)
+	task := f.tasks(f.g, s.Name)[0]
+	f.g.Eventually(func(g Gomega) {
+		got := &bastionv1.Task{}
+		g.Expect(k8sClient.Get(context.Background(), client.ObjectKeyFromObject(&task), got)).To(Succeed())
+		g.Expect(got.Status.Status).To(Equal(bastionv1.TaskError))
+		g.Expect(got.Status.Message).To(Equal(`template Nightly: survey variable "ansible_ssh_common_args": a task may not set this variable, since it changes how the run connects or what it executes`))
+	}, timeout, interval).Should(Succeed())
+	err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: f.namespace, Name: task.Name}, &batchv1.Job{})
+	f.g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the scheduled task has a Job (%v)", err)
+}
