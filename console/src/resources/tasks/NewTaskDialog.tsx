@@ -75,7 +75,7 @@ export function NewTaskDialog({ template, rerunOf, onClose }: NewTaskDialogProps
     if (secret) task.secret = secret;
     if (isDeploy) task.build_task_id = Number(values.buildTaskId);
     if (template.allow_override_args_in_task && values.arguments.trim()) task.arguments = values.arguments.trim();
-    if (values.branch.trim()) task.git_branch = values.branch.trim();
+    if (template.allow_override_branch_in_task && values.branch.trim()) task.git_branch = values.branch.trim();
     start.mutate(task, {
       onSuccess: (created) => {
         onClose();
@@ -153,13 +153,15 @@ export function NewTaskDialog({ template, rerunOf, onClose }: NewTaskDialogProps
           <FieldError error={errors.arguments} />
         </FormGroup>
       )}
-      <TextField
-        id="task-branch"
-        label={t('Branch')}
-        value={values.branch}
-        onChange={(v) => set('branch', v)}
-        helper={t('Leave empty to use the branch of the template or its repository.')}
-      />
+      {template.allow_override_branch_in_task && (
+        <TextField
+          id="task-branch"
+          label={t('Branch')}
+          value={values.branch}
+          onChange={(v) => set('branch', v)}
+          helper={t('Leave empty to use the branch of the template or its repository.')}
+        />
+      )}
       <CheckboxField id="task-debug" label={t('Debug')} checked={values.debug} onChange={(v) => set('debug', v)} />
       <CheckboxField id="task-dry-run" label={t('Dry run')} checked={values.dryRun} onChange={(v) => set('dryRun', v)} />
       <CheckboxField id="task-diff" label={t('Diff')} checked={values.diff} onChange={(v) => set('diff', v)} />

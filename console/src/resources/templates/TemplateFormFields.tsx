@@ -122,6 +122,16 @@ export function TemplateFormFields({ values, set, errors, cronError, templateId 
           <FieldError error={err('arguments')} />
         </FormGroup>
         <CheckboxField id="template-allow-override" label={t('Allow override of arguments in a task')} checked={values.allowOverrideArgs} onChange={(v) => set('allowOverrideArgs', v)} />
+        <CheckboxField id="template-allow-branch" label={t('Allow a task to choose its branch or commit')} checked={values.allowOverrideBranch} onChange={(v) => set('allowOverrideBranch', v)} />
+        <CheckboxField id="template-allow-inventory" label={t('Allow a task to choose its inventory')} checked={values.allowOverrideInventory} onChange={(v) => set('allowOverrideInventory', v)} />
+        <CheckboxField id="template-allow-playbook" label={t('Allow a task to choose its playbook')} checked={values.allowOverridePlaybook} onChange={(v) => set('allowOverridePlaybook', v)} />
+        <CheckboxField
+          id="template-allow-extra-vars"
+          label={t('Allow a task to set variables other than the survey’s')}
+          description={t('Variables that change how a run connects or what it executes (ansible_*, PATH, LD_*, …) are always refused.')}
+          checked={values.allowOverrideExtraVars}
+          onChange={(v) => set('allowOverrideExtraVars', v)}
+        />
         <CheckboxField id="template-suppress-alerts" label={t('Suppress success alerts')} checked={values.suppressSuccessAlerts} onChange={(v) => set('suppressSuccessAlerts', v)} />
       </FormSection>
 

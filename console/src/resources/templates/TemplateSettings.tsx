@@ -43,6 +43,10 @@ export function TemplateSettings({ template }: { template: Template }) {
   rows.push(
     [t('Arguments'), template.arguments && template.arguments !== '[]' ? <code>{template.arguments}</code> : '—'],
     [t('Allow override of arguments in a task'), yesNo(template.allow_override_args_in_task)],
+    [t('Allow a task to choose its branch or commit'), yesNo(!!template.allow_override_branch_in_task)],
+    [t('Allow a task to choose its inventory'), yesNo(!!template.allow_override_inventory_in_task)],
+    [t('Allow a task to choose its playbook'), yesNo(!!template.allow_override_playbook_in_task)],
+    [t('Allow a task to set variables other than the survey’s'), yesNo(!!template.allow_override_extra_vars_in_task)],
     [t('Suppress success alerts'), yesNo(template.suppress_success_alerts)],
     [
       t('Survey variables'),

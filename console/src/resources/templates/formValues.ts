@@ -25,6 +25,10 @@ export function emptyTemplateValues(app = '', viewId?: number): TemplateFormValu
     cronOnlyOnNewCommit: false,
     arguments: '[]',
     allowOverrideArgs: false,
+    allowOverrideBranch: false,
+    allowOverrideInventory: false,
+    allowOverridePlaybook: false,
+    allowOverrideExtraVars: false,
     suppressSuccessAlerts: false,
     surveyVars: [],
   };
@@ -50,6 +54,10 @@ export function templateValues(template: Template, schedule: Schedule | undefine
     cronOnlyOnNewCommit: !!schedule?.repository_id,
     arguments: template.arguments || '[]',
     allowOverrideArgs: template.allow_override_args_in_task,
+    allowOverrideBranch: !!template.allow_override_branch_in_task,
+    allowOverrideInventory: !!template.allow_override_inventory_in_task,
+    allowOverridePlaybook: !!template.allow_override_playbook_in_task,
+    allowOverrideExtraVars: !!template.allow_override_extra_vars_in_task,
     suppressSuccessAlerts: template.suppress_success_alerts,
     surveyVars: template.survey_vars ?? [],
   };
@@ -83,6 +91,10 @@ export function templateRequest(values: TemplateFormValues, existing?: Template)
     git_branch: existing?.git_branch ?? null,
     arguments: values.arguments.trim() || '[]',
     allow_override_args_in_task: values.allowOverrideArgs,
+    allow_override_branch_in_task: values.allowOverrideBranch,
+    allow_override_inventory_in_task: values.allowOverrideInventory,
+    allow_override_playbook_in_task: values.allowOverridePlaybook,
+    allow_override_extra_vars_in_task: values.allowOverrideExtraVars,
     suppress_success_alerts: values.suppressSuccessAlerts,
     survey_vars: values.surveyVars.map(normalizeSurveyVar),
   };

@@ -36,6 +36,11 @@ export interface Template {
   /** JSON array text. */
   arguments: string | null;
   allow_override_args_in_task: boolean;
+  /** What else a task may choose (off by default; older servers leave them out). */
+  allow_override_branch_in_task?: boolean;
+  allow_override_inventory_in_task?: boolean;
+  allow_override_playbook_in_task?: boolean;
+  allow_override_extra_vars_in_task?: boolean;
   suppress_success_alerts: boolean;
   last_task: Task | null;
   /** The last task's id (spec §3); older servers leave it out: use last_task. */

@@ -26,6 +26,11 @@ export interface TemplateFormValues {
   /** JSON array text. */
   arguments: string;
   allowOverrideArgs: boolean;
+  /** A task may choose its branch or commit, inventory, playbook, other variables. */
+  allowOverrideBranch: boolean;
+  allowOverrideInventory: boolean;
+  allowOverridePlaybook: boolean;
+  allowOverrideExtraVars: boolean;
   suppressSuccessAlerts: boolean;
   surveyVars: SurveyVar[];
 }

@@ -125,12 +125,23 @@ describe('the new task dialog (spec §4)', () => {
   it('titles a re-run with the "Re" prefix and fills the form from the task', () => {
     stubApi({});
     const previous = task(4, { message: 'again', debug: true, environment: '{"target":"web2"}', git_branch: 'dev' });
-    renderWithProviders(<NewTaskDialog template={surveyed} rerunOf={previous} onClose={() => {}} />);
+    const branchable = { ...surveyed, allow_override_branch_in_task: true };
+    renderWithProviders(<NewTaskDialog template={branchable} rerunOf={previous} onClose={() => {}} />);
     expect(screen.getByRole('heading', { name: 'Re-run Deploy web' })).toBeInTheDocument();
     expect(screen.getByLabelText(/^Target host/)).toHaveValue('web2');
     expect(screen.getByLabelText('Message')).toHaveValue('again');
     expect(screen.getByLabelText('Branch')).toHaveValue('dev');
     expect(screen.getByLabelText('Debug')).toBeChecked();
+  });
+
+  it('offers and sends a branch only when the template allows a task to choose it', async () => {
+    const api = stubApi({ 'POST /project/1/tasks': [201, task(9)] });
+    const previous = task(4, { environment: '{"target":"web2"}', git_branch: 'attacker' });
+    renderWithProviders(<NewTaskDialog template={surveyed} rerunOf={previous} onClose={() => {}} />);
+    expect(screen.queryByLabelText('Branch')).not.toBeInTheDocument();
+    fireEvent.click(screen.getByRole('button', { name: 'Re-run' }));
+    await waitFor(() => expect(api.writes()).toHaveLength(1));
+    expect(api.writes()[0].body).not.toHaveProperty('git_branch');
   });
 
   it('shows the server error in the form', async () => {

@@ -165,4 +165,55 @@ describe('the template editor', () => {
     expect(api.writes().map((w) => `${w.method} ${w.path}`)).toEqual(['PUT /project/1/templates/7', 'DELETE /project/1/schedules/2']);
     expect(api.writes()[0].body).toMatchObject({ id: 7, start_version: '1.0.0', type: 'build' });
   });
+
+  it('lets a task choose its branch, inventory, playbook and other variables only when switched on (off by default)', async () => {
+    const existing = template(7, 'Build app', { allow_override_inventory_in_task: true });
+    const api = stubApi({
+      ...reads,
+      'GET /project/1/templates/7': [200, existing],
+      'GET /project/1/templates/7/schedules': [200, []],
+      'PUT /project/1/templates/7': [204],
+    });
+    renderEditor('/project/1/templates/7/edit');
+    await screen.findByRole('heading', { name: 'Edit template' });
+    const branch = field('Allow a task to choose its branch or commit');
+    const extraVars = field('Allow a task to set variables other than the survey’s');
+    expect(branch).not.toBeChecked();
+    expect(field('Allow a task to choose its inventory')).toBeChecked();
+    expect(field('Allow a task to choose its playbook')).not.toBeChecked();
+    expect(extraVars).not.toBeChecked();
+    expect(screen.getByText(/ansible_\*, PATH, LD_\*, … are always refused/)).toBeInTheDocument();
+    fireEvent.click(branch);
+    fireEvent.click(extraVars);
+    fireEvent.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(api.writes()).toHaveLength(1));
+    expect(api.writes()[0].body).toMatchObject({
+      id: 7,
+      allow_override_branch_in_task: true,
+      allow_override_inventory_in_task: true,
+      allow_override_playbook_in_task: false,
+      allow_override_extra_vars_in_task: true,
+    });
+  });
+
+  it('sends every switch off for a new template', async () => {
+    const api = stubApi({
+      ...reads,
+      'POST /project/1/templates': (body) => [201, { ...template(12, 'Ping hosts'), ...(body as object), id: 12 }],
+      'GET /project/1/templates/12': [200, template(12, 'Ping hosts')],
+      'GET /project/1/templates/12/schedules': [200, []],
+    });
+    renderEditor('/project/1/templates/new/edit');
+    await screen.findByRole('button', { name: 'Create' });
+    await fillRequired();
+    fireEvent.click(screen.getByRole('button', { name: 'Create' }));
+    await waitFor(() => expect(api.writes()).toHaveLength(1));
+    expect(api.writes()[0].body).toMatchObject({
+      allow_override_args_in_task: false,
+      allow_override_branch_in_task: false,
+      allow_override_inventory_in_task: false,
+      allow_override_playbook_in_task: false,
+      allow_override_extra_vars_in_task: false,
+    });
+  });
 });
