@@ -31,6 +31,12 @@ async function demoProject(api: APIRequestContext, name: string) {
       return bash?.app;
     })
     .toBe('bash');
+  // The webhook sets a variable that is not the template's survey's: the
+  // template must let a task set other variables (issue #19).
+  const path = `/api/project/${project.id}/templates/${bash!.id}`;
+  const full = (await (await api.get(path)).json()) as Record<string, unknown>;
+  const put = await api.put(path, { data: { ...full, allow_override_extra_vars_in_task: true } });
+  expect(put.status(), await put.text()).toBe(204);
   return { project, template: bash! };
 }
 
