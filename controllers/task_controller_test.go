@@ -433,7 +433,10 @@ func TestTaskReconciler_mountsTheTasksOwnSecretAndTheEnvironmentsButNeverCopiesT
 	p.create(&bastionv1.Environment{ObjectMeta: metaName("with-secrets"), Spec: bastionv1.EnvironmentSpec{
 		DisplayName: "With secrets", SecretRef: &bastionv1.ObjectRef{Name: "prod-secrets"},
 	}})
-	p.template("secretive", func(s *bastionv1.TemplateSpec) { s.EnvironmentRef = bastionv1.ObjectRef{Name: "with-secrets"} })
+	p.template("secretive", func(s *bastionv1.TemplateSpec) {
+		s.EnvironmentRef = bastionv1.ObjectRef{Name: "with-secrets"}
+		s.SurveyVars = []bastionv1.SurveyVar{{Name: "token", Title: "Token", Type: "secret"}}
+	})
 	p.create(&corev1.Secret{ObjectMeta: metaName("run-answers"), Data: map[string][]byte{"var.token": []byte("t0ken")}})
 	p.task("secret-run", "secretive", func(s *bastionv1.TaskSpec) { s.SecretRef = &bastionv1.ObjectRef{Name: "run-answers"} })
 
