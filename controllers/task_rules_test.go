@@ -40,7 +40,9 @@ func TestTaskReconciler_aTaskThatBreaksTheTemplatesRuleFailsWithoutARun(t *testi
 		s.AllowOverrideArgsInTask, s.AllowOverrideBranchInTask, s.AllowOverrideExtraVarsInTask = true, true, true
 		s.AllowOverrideInventoryInTask, s.AllowOverridePlaybookInTask = true, true
 	})
-	p.template("asks-host", func(s *bastionv1.TemplateSpec) { s.SurveyVars = []bastionv1.SurveyVar{{Name: "ansible_host", Title: "Host"}} })
+	p.template("asks-host", func(s *bastionv1.TemplateSpec) {
+		s.SurveyVars = []bastionv1.SurveyVar{{Name: "ansible_host", Title: "Host"}}
+	})
 	p.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "answers-env"}, Data: map[string][]byte{"env.PATH": []byte("/tmp/evil")}})
 	p.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "answers-host"}, Data: map[string][]byte{"var.ansible_host": []byte("elsewhere")}})
 	vars := func(raw string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(raw)} }
