@@ -10,6 +10,15 @@
 //
 // Integer id counters (internal/ids), one ConfigMap per kind and namespace.
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;update
+//
+// Each task runs as a Job (controllers/launch), stopped by deleting it and
+// its pods. Creating a Job is running a pod as any ServiceAccount of its
+// namespace, so it is granted here and never cluster-wide: a compromised
+// manager cannot run a pod in kube-system. The admission policy
+// (config/rbac/namespace_policy.yaml) also keeps Jobs out of the manager's
+// own namespace, where this role is bound too.
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=delete;deletecollection
 
 // Package nsaccess gives the manager its rights in a project namespace.
 //
