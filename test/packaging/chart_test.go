@@ -221,16 +221,9 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 
 	// The runners' egress file is what --runner-network-policy reads
 	// strictly, and the policy the manager makes of it is valid.
-	cm := find(t, objs, "ConfigMap", releaseName)
-	egressYAML, _, _ := unstructured.NestedString(cm.Object, "data", "runner-egress.yaml")
-	var rules struct {
-		Egress []networkingv1.NetworkPolicyEgressRule `json:"egress"`
-	}
-	if err := yaml.UnmarshalStrict([]byte(egressYAML), &rules); err != nil {
-		t.Fatalf("runner-egress.yaml: %v\n%s", err, egressYAML)
-	}
-	if len(rules.Egress) != 4 || len(rules.Egress[0].Ports) != 2 || rules.Egress[0].Ports[0].Port.IntValue() != 3000 {
-		t.Errorf("runner egress: manager (3000, 9418), DNS and the two allowed rules expected, got %+v", rules.Egress)
+	egress := runnerEgress(t, objs)
+	if len(egress) != 4 || len(egress[0].Ports) != 2 || egress[0].Ports[0].Port.IntValue() != 3000 {
+		t.Errorf("runner egress: manager (3000, 9418), DNS and the two allowed rules expected, got %+v", egress)
 	}
 	policy := &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
@@ -238,7 +231,7 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "bastion-runner"}},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
-			Egress:      rules.Egress,
+			Egress:      egress,
 		},
 	}
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(policy)

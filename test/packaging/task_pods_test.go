@@ -24,15 +24,7 @@ var metadataAddresses = []netip.Addr{netip.MustParseAddr("169.254.169.254"), net
 // project's, so a wide egress rule cannot reach it either.
 func assertTaskPodsNetwork(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
-	cm := find(t, objs, "ConfigMap", releaseName)
-	egressYAML, _, _ := unstructured.NestedString(cm.Object, "data", "runner-egress.yaml")
-	var rules struct {
-		Egress []networkingv1.NetworkPolicyEgressRule `json:"egress"`
-	}
-	if err := yaml.UnmarshalStrict([]byte(egressYAML), &rules); err != nil {
-		t.Fatalf("runner-egress.yaml: %v\n%s", err, egressYAML)
-	}
-	for i, rule := range rules.Egress {
+	for i, rule := range runnerEgress(t, objs) {
 		if len(rule.To) == 0 {
 			t.Errorf("egress rule %d allows every destination", i)
 		}
@@ -74,6 +66,21 @@ func assertTaskPodsNetwork(t *testing.T, objs []*unstructured.Unstructured) {
 	if open[8080] || !open[3000] || !open[9418] {
 		t.Errorf("the manager's pods are open to task pods on %v: want 3000 and 9418, never the metrics port 8080", open)
 	}
+}
+
+// runnerEgress reads the runners' egress file the chart writes for
+// --runner-network-policy, as strictly as the manager does.
+func runnerEgress(t *testing.T, objs []*unstructured.Unstructured) []networkingv1.NetworkPolicyEgressRule {
+	t.Helper()
+	cm := find(t, objs, "ConfigMap", releaseName)
+	egressYAML, _, _ := unstructured.NestedString(cm.Object, "data", "runner-egress.yaml")
+	var rules struct {
+		Egress []networkingv1.NetworkPolicyEgressRule `json:"egress"`
+	}
+	if err := yaml.UnmarshalStrict([]byte(egressYAML), &rules); err != nil {
+		t.Fatalf("runner-egress.yaml: %v\n%s", err, egressYAML)
+	}
+	return rules.Egress
 }
 
 // assertExceptsMetadata fails unless every metadata address inside block
