@@ -23,12 +23,12 @@
 // Package nsaccess gives the manager its rights in a project namespace.
 //
 // A ClusterRole cannot name namespaces that appear at run time, so Secrets
-// and ConfigMaps are not in the manager's ClusterRole at all. Instead the
-// manager binds the bastion-namespace ClusterRole to its own
-// ServiceAccount in each namespace it creates for a project, with a
-// RoleBinding it may create because it holds `bind` on that one role. It
-// can then read and write Secrets in project namespaces and in its own,
-// and nowhere else.
+// and ConfigMaps, and creating and deleting Jobs, are not in the manager's
+// ClusterRole at all. Instead the manager binds the bastion-namespace
+// ClusterRole to its own ServiceAccount in each namespace it creates for a
+// project, with a RoleBinding it may create because it holds `bind` on
+// that one role. It can then read and write Secrets, and run Jobs, in
+// project namespaces (Secrets in its own too), and nowhere else.
 package nsaccess
 
 import (
@@ -68,7 +68,7 @@ type Granter struct {
 // Enabled reports whether g binds anything.
 func (g *Granter) Enabled() bool { return g != nil && g.Role != "" }
 
-// Grant makes sure the manager may use Secrets and ConfigMaps in ns. After
+// Grant makes sure the manager may use Secrets, ConfigMaps and Jobs in ns. After
 // writing the binding it returns only once the apiserver agrees, so that
 // the caller's next write there is not refused.
 func (g *Granter) Grant(ctx context.Context, ns string) error {
