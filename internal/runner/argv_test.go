@@ -106,6 +106,48 @@ read -r _ < `+gate+`
 	}
 }
 
+// The same through a real ansible run: while the play waits on a task,
+// no process of the machine (ansible-playbook, its workers, the module's
+// command) has a secret value in its argv, and the play read both.
+func TestRun_ansibleKeepsSecretVariablesOutOfEveryArgv(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", `- hosts: all
+  gather_facts: false
+  tasks:
+    - debug:
+        msg: "secrets {{ db_password }} {{ api_key }}"
+    - name: wait at the gate
+      command: cat `+gate+`
+`, false)
+	spec := runspec.Spec{App: "ansible", Playbook: "site.yml", EnvironmentSecret: "prod", TaskSecret: "task-secret",
+		Repository: runspec.Repository{URL: repo.Path},
+		Inventory:  &runspec.Inventory{Type: "static", Content: "localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"}}
+	out := &collector{}
+	done := make(chan Result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		done <- Run(ctx, newInputs(t, spec, argvSecrets), filepath.Join(t.TempDir(), "work"), out)
+	}()
+	waitFor(t, func() bool { return contains(out.all(), "TASK [wait at the gate]") })
+	leaks := processesWithInArgv(t, environmentSecretValue, answerSecretValue)
+	if err := os.WriteFile(gate, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	lines := out.all()
+	if len(leaks) > 0 {
+		t.Fatalf("secret values in argv while the play ran:\n%s", strings.Join(leaks, "\n"))
+	}
+	if !res.Succeeded() || !contains(lines, "secrets ******** ********") {
+		t.Fatalf("%+v\n%s", res, strings.Join(lines, "\n"))
+	}
+}
+
 // A secret variable whose name bash cannot read as a variable is refused
 // before the script runs, with its name, not silently dropped.
 func TestRun_bashRefusesASecretVariableItCouldNotRead(t *testing.T) {
