@@ -67,6 +67,8 @@ func suiteRunnerEgress() *networkingv1.NetworkPolicySpec {
 		{To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"10.0.0.0/8"}}}}},
 		{To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "::/0"}}}},
 		{Ports: port(443)},
+		{To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "169.254.0.0/16", Except: []string{"169.254.169.0/24"}}}}},
+		{To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "169.254.169.254/32"}}, manager}, Ports: port(22)},
 		{To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "169.254.169.254/32"}}}, Ports: port(80)},
 	}}
 }
@@ -75,9 +77,10 @@ func ptrTo[T any](v T) *T { return &v }
 
 // Each project namespace gets the runners' NetworkPolicy with the metadata
 // addresses taken out of every rule that would reach them: except blocks
-// on the administrator's ipBlocks, a rule to anywhere narrowed to every
-// address but those, and a rule to the metadata address alone dropped.
-// The manager's rule (stream port) stays as it was.
+// on the administrator's ipBlocks (none added where one already covers
+// the address), a rule to anywhere narrowed to every address but those, a
+// metadata address dropped from a rule's peers, and a rule to it alone
+// dropped. The rules to the manager's pods stay as they were.
 func TestProjectReconciler_runnersNetworkPolicyNeverReachesTheMetadataService(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -88,13 +91,14 @@ func TestProjectReconciler_runnersNetworkPolicyNeverReachesTheMetadataService(t 
 		return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: controllers.RunnerNetworkPolicyName}, policy)
 	}, timeout, interval).Should(Succeed())
 
-	want := suiteRunnerEgress().Egress[:4]
+	want := suiteRunnerEgress().Egress[:6]
 	want[1].To[0].IPBlock.Except = []string{"10.0.0.0/8", "169.254.169.254/32"}
 	want[2].To[0].IPBlock.Except = []string{"fd00:ec2::254/128"}
 	want[3].To = []networkingv1.NetworkPolicyPeer{
 		{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"169.254.169.254/32"}}},
 		{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: []string{"fd00:ec2::254/128"}}},
 	}
+	want[5].To = want[5].To[1:]
 	g.Expect(policy.Spec.Egress).To(Equal(want))
 	g.Expect(policy.Spec.PolicyTypes).To(ConsistOf(networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress))
 	g.Expect(policy.Spec.Ingress).To(BeEmpty(), "no ingress to task pods")
