@@ -51,16 +51,44 @@ func processesWithInArgv(t *testing.T, values ...string) []string {
 	return found
 }
 
+// newGate is a FIFO: a program that reads it waits until the test writes.
+func newGate(t *testing.T) string {
+	t.Helper()
+	gate := filepath.Join(t.TempDir(), "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return gate
+}
+
+// gatedRun runs the task (with argvSecrets) whose program prints ready and
+// then waits on gate. While it waits, gatedRun lists every process of the
+// machine whose argv holds a secret value; then it opens the gate and
+// returns how the run ended, its output and those processes.
+func gatedRun(t *testing.T, spec runspec.Spec, gate, ready string) (res Result, lines, leaks []string) {
+	t.Helper()
+	out := &collector{}
+	done := make(chan Result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		done <- Run(ctx, newInputs(t, spec, argvSecrets), filepath.Join(t.TempDir(), "work"), out)
+	}()
+	waitFor(t, func() bool { return contains(out.all(), ready) })
+	leaks = processesWithInArgv(t, environmentSecretValue, answerSecretValue)
+	if err := os.WriteFile(gate, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return <-done, out.all(), leaks
+}
+
 // A bash task with an Environment's secret variable and a secret survey
 // answer: while the script runs, no process of the machine has either
 // value in its argv (the script checks its own /proc/$$/cmdline too), and
 // the script still reads both, as environment variables of their names.
 // The plain variable stays a k=v argument, as Semaphore's scripts expect.
 func TestRun_bashGetsSecretVariablesInItsEnvironmentNeverInArgv(t *testing.T) {
-	gate := filepath.Join(t.TempDir(), "gate")
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	gate := newGate(t)
 	repo := gittest.NewRepo(t)
 	repo.WriteFile("show.sh", `#!/bin/bash
 for v in "$db_password" "$api_key"; do
@@ -74,21 +102,7 @@ read -r _ < `+gate+`
 `, true)
 	spec := runspec.Spec{App: "bash", Playbook: "show.sh", EnvironmentSecret: "prod", TaskSecret: "task-secret",
 		ExtraVars: []byte(`{"greeting":"hello"}`), Repository: runspec.Repository{URL: repo.Path}}
-	out := &collector{}
-	done := make(chan Result, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		done <- Run(ctx, newInputs(t, spec, argvSecrets), filepath.Join(t.TempDir(), "work"), out)
-	}()
-	waitFor(t, func() bool { return contains(out.all(), "ready") })
-	// The script is running now, blocked on the gate.
-	leaks := processesWithInArgv(t, environmentSecretValue, answerSecretValue)
-	if err := os.WriteFile(gate, []byte("go\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	res := <-done
-	lines := out.all()
+	res, lines, leaks := gatedRun(t, spec, gate, "ready")
 	if len(leaks) > 0 {
 		t.Fatalf("secret values in argv while the script ran:\n%s", strings.Join(leaks, "\n"))
 	}
@@ -110,10 +124,7 @@ read -r _ < `+gate+`
 // no process of the machine (ansible-playbook, its workers, the module's
 // command) has a secret value in its argv, and the play read both.
 func TestRun_ansibleKeepsSecretVariablesOutOfEveryArgv(t *testing.T) {
-	gate := filepath.Join(t.TempDir(), "gate")
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	gate := newGate(t)
 	repo := gittest.NewRepo(t)
 	repo.WriteFile("site.yml", `- hosts: all
   gather_facts: false
@@ -126,20 +137,7 @@ func TestRun_ansibleKeepsSecretVariablesOutOfEveryArgv(t *testing.T) {
 	spec := runspec.Spec{App: "ansible", Playbook: "site.yml", EnvironmentSecret: "prod", TaskSecret: "task-secret",
 		Repository: runspec.Repository{URL: repo.Path},
 		Inventory:  &runspec.Inventory{Type: "static", Content: "localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"}}
-	out := &collector{}
-	done := make(chan Result, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		done <- Run(ctx, newInputs(t, spec, argvSecrets), filepath.Join(t.TempDir(), "work"), out)
-	}()
-	waitFor(t, func() bool { return contains(out.all(), "TASK [wait at the gate]") })
-	leaks := processesWithInArgv(t, environmentSecretValue, answerSecretValue)
-	if err := os.WriteFile(gate, []byte("go\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	res := <-done
-	lines := out.all()
+	res, lines, leaks := gatedRun(t, spec, gate, "TASK [wait at the gate]")
 	if len(leaks) > 0 {
 		t.Fatalf("secret values in argv while the play ran:\n%s", strings.Join(leaks, "\n"))
 	}
