@@ -131,6 +131,9 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 	if err != nil {
 		return nil, err
 	}
+	// As the chart configures it (--runner-network-policy), with rules
+	// that would reach the cloud metadata service (task_pods_test.go).
+	suiteOptions.RunnerNetworkPolicy = suiteRunnerEgress()
 	suiteOptions.Namespaces = &nsaccess.Granter{Client: direct, Role: "bastion-namespace", ServiceAccount: "bastion-manager", Namespace: "bastion-system"}
 	if err := controllers.Setup(mgr, suiteOptions); err != nil {
 		return nil, err

@@ -63,8 +63,12 @@ type TaskReconciler struct {
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=tasks/finalizers,verbs=update
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=templates;repositories;inventories;environments;projects,verbs=get;list;watch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=templates/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete;deletecollection
+// Cluster-wide only what the cache's watches need (a cluster-wide watch
+// needs a cluster-wide list); creating and deleting Jobs and their pods
+// is in the namespace role (internal/nsaccess), bound only where the
+// manager runs tasks.
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 
 // Reconcile advances one Task by as many steps as it can take now.
 func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {

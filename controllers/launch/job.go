@@ -9,7 +9,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,6 +39,10 @@ type JobOptions struct {
 	TTLAfterFinished time.Duration
 	// StopGracePeriod is how long a gracefully stopped runner has to exit.
 	StopGracePeriod time.Duration
+	// Resources of the runner container (--task-cpu-request and the
+	// other --task-* resource flags; the chart's tasks.resources). Limits
+	// keep one task from starving the node's other pods.
+	Resources corev1.ResourceRequirements
 }
 
 // DefaultJobOptions are the manager's defaults.
@@ -55,6 +58,7 @@ func DefaultJobOptions() JobOptions {
 		ActiveDeadline:   6 * time.Hour,
 		TTLAfterFinished: time.Hour,
 		StopGracePeriod:  30 * time.Second,
+		Resources:        DefaultResources(),
 	}
 }
 
@@ -148,12 +152,7 @@ func (l *JobLauncher) BuildJob(run Run) (*batchv1.Job, error) {
 						},
 						WorkingDir:   runspec.WorkDir,
 						VolumeMounts: mounts,
-						Resources: corev1.ResourceRequirements{
-							Requests: corev1.ResourceList{
-								corev1.ResourceCPU:    resource.MustParse("100m"),
-								corev1.ResourceMemory: resource.MustParse("256Mi"),
-							},
-						},
+						Resources:    *l.Options.Resources.DeepCopy(),
 						SecurityContext: &corev1.SecurityContext{
 							AllowPrivilegeEscalation: ptr.To(false),
 							ReadOnlyRootFilesystem:   ptr.To(true),

@@ -170,7 +170,13 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 		}
 		return fmt.Errorf("want Always, IfNotPresent or Never, not %q", v)
 	})
+	opts.JobOptions.RegisterResourceFlags(fs)
 	fs.StringVar(&opts.StoreDSN, "store", "sqlite:///var/lib/bastion/bastion.db", "output store: sqlite:///path/file.db or postgres://...")
+	fs.Func("store-file", "file with the --store DSN (a PostgreSQL DSN holds a password: a file keeps it out of the process's argv)", func(path string) error {
+		dsn, err := readSecretFile(path, "store DSN")
+		opts.StoreDSN = dsn
+		return err
+	})
 	fs.StringVar(&opts.RunnerURL, "runner-url", "", "URL runners reach the manager at (default --public-url)")
 	fs.StringVar(&opts.LocalRunsDir, "local-runs", "", "run tasks as processes of this host instead of Jobs, with their files in this directory (as bastion dev does; runs survive a restart of the manager)")
 	fs.IntVar(&opts.TaskKeepLast, "task-keep-last", controllers.DefaultTaskKeepLast, "finished tasks kept as objects per template (a template's keepLast overrides it)")
@@ -213,6 +219,9 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	err := parse(fs, args)
 	if err == nil && (opts.NamespaceRole == "") != (opts.ServiceAccount == "") {
 		err = errors.New("--namespace-role and --service-account go together: the role is bound to that ServiceAccount")
+	}
+	if err == nil {
+		err = opts.JobOptions.CheckResources()
 	}
 	// Alerts link to the console, whose URL may default to the listen
 	// address: they are configured once that is known.

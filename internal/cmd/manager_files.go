@@ -4,7 +4,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -26,18 +25,25 @@ type initialAdmin struct {
 	Password string
 }
 
-// readPasswordFile reads a password mounted from a Secret: one line, the
-// trailing newline that editors and `echo` add is not part of it.
+// readPasswordFile reads the initial admin's password (readSecretFile).
 func readPasswordFile(path string) (string, error) {
+	return readSecretFile(path, "initial admin password")
+}
+
+// readSecretFile reads a value mounted from a Secret: one line, the
+// trailing newline that editors and `echo` add is not part of it. A file,
+// not a flag's value or an expanded $(VAR) in args: a process's argv is
+// readable by every user of the machine (/proc/<pid>/cmdline).
+func readSecretFile(path, what string) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("reading the initial admin password: %w", unwrapPath(err))
+		return "", fmt.Errorf("reading the %s: %w", what, unwrapPath(err))
 	}
-	password := strings.TrimRight(string(data), "\r\n")
-	if password == "" {
-		return "", errors.New("the initial admin password file is empty")
+	value := strings.TrimRight(string(data), "\r\n")
+	if value == "" {
+		return "", fmt.Errorf("the %s file is empty", what)
 	}
-	return password, nil
+	return value, nil
 }
 
 // ensure creates the administrator if there are no users. It never touches

@@ -34,6 +34,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/config/crd"
+	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/nsaccess"
 	"github.com/bastion-dev/bastion/internal/runspec"
@@ -487,5 +488,52 @@ func TestManagerFlags_runnerImagePullPolicy(t *testing.T) {
 	_, _, err = parseManagerFlags([]string{"--runner-image-pull-policy", "sometimes"}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), `want Always, IfNotPresent or Never, not "sometimes"`) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// --store-file reads the DSN from a mounted Secret (the chart's
+// PostgreSQL store), so the password is in no process's argv; the
+// trailing newline of the file is not part of it.
+func TestManagerFlags_storeFileReadsTheDSN(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "dsn")
+	const dsn = "postgres://bastion:pw-in-a-file@db:5432/bastion?sslmode=require"
+	must(t, os.WriteFile(file, []byte(dsn+"\n"), 0o600))
+	opts, _, err := parseManagerFlags([]string{"--store-file", file}, io.Discard)
+	if err != nil || opts.StoreDSN != dsn {
+		t.Fatalf("got %v, %q", err, opts.StoreDSN)
+	}
+	must(t, os.WriteFile(file, nil, 0o600))
+	if _, _, err := parseManagerFlags([]string{"--store-file", file}, io.Discard); err == nil || !strings.Contains(err.Error(), "the store DSN file is empty") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// The chart's tasks.resources reach the Jobs through these flags: each
+// sets its request or limit, an empty one removes it, the others keep
+// their defaults, and a limit below its request is refused before any Job
+// could carry it.
+func TestManagerFlags_taskResources(t *testing.T) {
+	opts, _, err := parseManagerFlags([]string{"--task-cpu-request=250m", "--task-memory-limit=4Gi", "--task-cpu-limit="}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := opts.JobOptions.Resources
+	cpuReq, memReq, memLim := r.Requests[corev1.ResourceCPU], r.Requests[corev1.ResourceMemory], r.Limits[corev1.ResourceMemory]
+	if cpuReq.String() != "250m" || memReq.String() != "256Mi" || memLim.String() != "4Gi" {
+		t.Errorf("resources %+v", r)
+	}
+	if _, ok := r.Limits[corev1.ResourceCPU]; ok {
+		t.Errorf("an empty --task-cpu-limit left a limit: %+v", r)
+	}
+	if defaults := launch.DefaultJobOptions().Resources; defaults.Limits.Cpu().String() != "2" {
+		t.Errorf("the flags changed the defaults: %+v", defaults)
+	}
+	for args, want := range map[string]string{
+		"--task-memory-limit=100Mi": "memory limit 100Mi is below their request 256Mi",
+		"--task-cpu-request=lots":   `want a positive quantity such as 100m, not "lots"`,
+	} {
+		if _, _, err := parseManagerFlags([]string{args}, io.Discard); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", args, err, want)
+		}
 	}
 }

@@ -10,16 +10,25 @@
 //
 // Integer id counters (internal/ids), one ConfigMap per kind and namespace.
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;update
+//
+// Each task runs as a Job (controllers/launch), stopped by deleting it and
+// its pods. Creating a Job is running a pod as any ServiceAccount of its
+// namespace, so it is granted here and never cluster-wide: a compromised
+// manager cannot run a pod in kube-system. The admission policy
+// (config/rbac/namespace_policy.yaml) also keeps Jobs out of the manager's
+// own namespace, where this role is bound too.
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=delete;deletecollection
 
 // Package nsaccess gives the manager its rights in a project namespace.
 //
 // A ClusterRole cannot name namespaces that appear at run time, so Secrets
-// and ConfigMaps are not in the manager's ClusterRole at all. Instead the
-// manager binds the bastion-namespace ClusterRole to its own
-// ServiceAccount in each namespace it creates for a project, with a
-// RoleBinding it may create because it holds `bind` on that one role. It
-// can then read and write Secrets in project namespaces and in its own,
-// and nowhere else.
+// and ConfigMaps, and creating and deleting Jobs, are not in the manager's
+// ClusterRole at all. Instead the manager binds the bastion-namespace
+// ClusterRole to its own ServiceAccount in each namespace it creates for a
+// project, with a RoleBinding it may create because it holds `bind` on
+// that one role. It can then read and write Secrets, and run Jobs, in
+// project namespaces (Secrets in its own too), and nowhere else.
 package nsaccess
 
 import (
@@ -59,7 +68,7 @@ type Granter struct {
 // Enabled reports whether g binds anything.
 func (g *Granter) Enabled() bool { return g != nil && g.Role != "" }
 
-// Grant makes sure the manager may use Secrets and ConfigMaps in ns. After
+// Grant makes sure the manager may use Secrets, ConfigMaps and Jobs in ns. After
 // writing the binding it returns only once the apiserver agrees, so that
 // the caller's next write there is not refused.
 func (g *Granter) Grant(ctx context.Context, ns string) error {

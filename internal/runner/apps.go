@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -180,8 +181,11 @@ func (t *taskRun) ansibleCredentials(args *[]string) (string, error) {
 	return writePrivate(filepath.Join(t.private, "credentials.json"), string(data))
 }
 
-// bash: the script inside the checkout, then k=v for each variable, then
-// the arguments. Each is one argv element: nothing is ever interpreted.
+// bash: the script inside the checkout, then k=v for each variable that
+// is not secret (as Semaphore's scripts expect), then the arguments. Each
+// is one argv element: nothing is ever interpreted. Secret variables (the
+// Environment's and the task's secret answers) are environment variables
+// of the script instead, under their own names (secretEnv).
 func (t *taskRun) bash(checkout string) (process, error) {
 	s := t.in.Spec
 	script, err := inside(checkout, s.Playbook, "the script")
@@ -192,7 +196,7 @@ func (t *taskRun) bash(checkout string) (process, error) {
 	if err != nil {
 		return process{}, err
 	}
-	vars, err := t.extraVars()
+	vars, secret, err := t.plainAndSecretVars()
 	if err != nil {
 		return process{}, err
 	}
@@ -205,7 +209,31 @@ func (t *taskRun) bash(checkout string) (process, error) {
 	if err != nil {
 		return process{}, err
 	}
-	return process{path: bin, args: args, dir: checkout, env: env}, nil
+	extra, err := secretEnv(secret)
+	if err != nil {
+		return process{}, err
+	}
+	return process{path: bin, args: args, dir: checkout, env: append(env, extra...)}, nil
+}
+
+// shellName is a name bash reads from its environment as a variable.
+var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// secretEnv turns secret variables into NAME=value environment entries.
+// Not argv: /proc/<pid>/cmdline is readable by every user of the machine,
+// while /proc/<pid>/environ is mode 0400, readable only by the process's
+// own user (and root), who can read the same values in the private
+// directory and the mounted Secrets anyway. A name bash could not read
+// is refused rather than passed where the script cannot see it.
+func secretEnv(secret map[string]string) ([]string, error) {
+	env := make([]string, 0, len(secret))
+	for _, k := range sortedKeys(secret) {
+		if !shellName.MatchString(k) {
+			return nil, fmt.Errorf("the secret variable %q cannot reach the script: a secret variable is an environment variable of bash, and its name must be letters, digits and _", k)
+		}
+		env = append(env, k+"="+secret[k])
+	}
+	return env, nil
 }
 
 // scalar renders a variable for a k=v argument: strings as they are,

@@ -166,18 +166,59 @@ func (t *taskRun) vars() (map[string]any, map[string]bool, error) {
 		}
 	}
 	fromTask := keysOf(t.in.Spec.TaskVarNames)
-	for _, name := range []string{t.in.Spec.EnvironmentSecret, t.in.Spec.TaskSecret} {
-		secret, err := t.in.secretValues(name, "var.")
-		if err != nil {
-			return nil, nil, err
-		}
-		for k, v := range secret {
-			vars[k] = v
-			fromTask[k] = name == t.in.Spec.TaskSecret
+	fromEnvironment, fromTaskSecret, err := t.secretVarsBySource()
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, v := range fromEnvironment {
+		vars[k], fromTask[k] = v, false
+	}
+	for k, v := range fromTaskSecret {
+		vars[k], fromTask[k] = v, true
+	}
+	return vars, fromTask, nil
+}
+
+// secretVarsBySource reads the "var." keys of the Environment's Secret and
+// of the task's own (its secret survey answers), and masks every value in
+// the output.
+func (t *taskRun) secretVarsBySource() (environment, task map[string]string, err error) {
+	if environment, err = t.in.secretValues(t.in.Spec.EnvironmentSecret, "var."); err != nil {
+		return nil, nil, err
+	}
+	if task, err = t.in.secretValues(t.in.Spec.TaskSecret, "var."); err != nil {
+		return nil, nil, err
+	}
+	for _, values := range []map[string]string{environment, task} {
+		for _, v := range values {
 			t.redact(v)
 		}
 	}
-	return vars, fromTask, nil
+	return environment, task, nil
+}
+
+// plainAndSecretVars divides the final variables into those whose value
+// came from a Secret and the rest. Only the rest may be written into a
+// program's argv: /proc/<pid>/cmdline is readable by every user of the
+// machine (`ps` shows it), so secret values go through the environment or
+// a 0600 file in the private directory instead.
+func (t *taskRun) plainAndSecretVars() (plain map[string]any, secret map[string]string, err error) {
+	vars, err := t.extraVars()
+	if err != nil {
+		return nil, nil, err
+	}
+	fromEnvironment, fromTask, err := t.secretVarsBySource()
+	if err != nil {
+		return nil, nil, err
+	}
+	secret = map[string]string{}
+	for _, values := range []map[string]string{fromEnvironment, fromTask} {
+		for k, v := range values {
+			secret[k] = v // the task's own answer last: it wins, as in vars
+			delete(vars, k)
+		}
+	}
+	return vars, secret, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -236,7 +236,7 @@ func TestRun_clonesOverTheGitProtocol(t *testing.T) {
 
 func TestRun_secretValuesAreMaskedInTheOutput(t *testing.T) {
 	repo := gittest.NewRepo(t)
-	repo.WriteFile("leak.sh", "#!/bin/bash\necho \"token is $API_TOKEN\"\nfor a in \"$@\"; do echo \"arg $a\"; done\n", true)
+	repo.WriteFile("leak.sh", "#!/bin/bash\necho \"token is $API_TOKEN\"\necho \"db is $db_password\"\n", true)
 	in := newInputs(t, runspec.Spec{App: "bash", Playbook: "leak.sh", EnvironmentSecret: "prod",
 		Repository: runspec.Repository{URL: repo.Path}},
 		map[string]map[string]string{"prod": {"env.API_TOKEN": "s3cr3t-token-value", "var.db_password": "hunter2hunter2"}})
@@ -248,7 +248,7 @@ func TestRun_secretValuesAreMaskedInTheOutput(t *testing.T) {
 	if strings.Contains(joined, "s3cr3t-token-value") || strings.Contains(joined, "hunter2hunter2") {
 		t.Fatalf("a secret reached the output:\n%s", joined)
 	}
-	if !contains(out, "token is ********") || !contains(out, "arg db_password=********") {
+	if !contains(out, "token is ********") || !contains(out, "db is ********") {
 		t.Fatalf("the secrets were not passed (masked) to the script:\n%s", joined)
 	}
 }

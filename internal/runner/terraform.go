@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -45,13 +46,9 @@ func (t *taskRun) terraform(ctx context.Context, checkout string, sink Sink) (in
 		return -1, err
 	}
 	env = append(env, "TF_IN_AUTOMATION=1", "TF_INPUT=0", "TF_DATA_DIR="+filepath.Join(t.private, "terraform"))
-	vars, err := t.extraVars()
+	varArgs, err := t.terraformVars()
 	if err != nil {
 		return -1, err
-	}
-	var varArgs []string
-	for _, k := range sortedKeys(vars) {
-		varArgs = append(varArgs, "-var", k+"="+scalar(vars[k]))
 	}
 	step := func(args ...string) (int, error) {
 		return run(ctx, process{path: bin, args: append([]string{"-chdir=" + dir}, args...), dir: dir, env: env}, t.out)
@@ -93,4 +90,29 @@ func (t *taskRun) terraform(ctx context.Context, checkout string, sink Sink) (in
 	}
 	confirmer.SetPhase(runproto.PhaseRunning)
 	return step("apply", "-input=false", "-no-color", plan)
+}
+
+// terraformVars are plan's arguments for the variables: -var k=v for each
+// one that is not secret, and the secret ones in a 0600 -var-file of the
+// private directory, never in argv (/proc/<pid>/cmdline is readable by
+// every user of the machine). The file comes last, so its values win, as a
+// secret value does over a plain one in every app.
+func (t *taskRun) terraformVars() ([]string, error) {
+	vars, secret, err := t.plainAndSecretVars()
+	if err != nil {
+		return nil, err
+	}
+	var args []string
+	for _, k := range sortedKeys(vars) {
+		args = append(args, "-var", k+"="+scalar(vars[k]))
+	}
+	if len(secret) == 0 {
+		return args, nil
+	}
+	data, _ := json.Marshal(secret)
+	file, err := writePrivate(filepath.Join(t.private, "secret-vars.tfvars.json"), string(data))
+	if err != nil {
+		return nil, err
+	}
+	return append(args, "-var-file="+file), nil
 }

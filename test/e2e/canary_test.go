@@ -465,6 +465,8 @@ func canaryRepo(t *testing.T, c *canaries) *gittest.Repo {
 `, false)
 	repo.WriteFile("script.sh", `#!/bin/bash
 echo "env API_TOKEN: $API_TOKEN"
+# A secret variable is an environment variable, never an argument.
+echo "env db_password: $db_password"
 for a in "$@"; do echo "arg: $a"; done
 echo "failing on purpose"
 exit 3
@@ -503,7 +505,7 @@ func checkTheRunsUsedTheSecrets(t *testing.T, all []taskRow, outputs map[int64]s
 		count  int
 	}{
 		"Deploy":     {"success", []string{"vault says opened", `"db_password": "********"`, `"msg": "token ********"`, "ok=4"}, 1},
-		"Script":     {"error", []string{"env API_TOKEN: ********", "arg: db_password=********", "arg: greeting=hello", "failing on purpose"}, 2},
+		"Script":     {"error", []string{"env API_TOKEN: ********", "env db_password: ********", "arg: greeting=hello", "failing on purpose"}, 2},
 		"Missing":    {"error", []string{"does not appear to be a git repository"}, 1},
 		"Over https": {"error", []string{"fatal: unable to access 'https://127.0.0.1:"}, 1},
 	}

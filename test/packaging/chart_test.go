@@ -122,12 +122,15 @@ func TestChart_defaultInstallIsAcceptedByTheAPIServer(t *testing.T) {
 		"CustomResourceDefinition": 11, "Deployment": 1, "Service": 2, "ServiceAccount": 1, "ClusterRole": 2,
 		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 2, "PersistentVolumeClaim": 1, "Secret": 1,
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
+		// The runners' egress (--runner-network-policy) and the manager's
+		// ingress.
+		"ConfigMap": 1, "NetworkPolicy": 1,
 	} {
 		if got[kind] != n {
 			t.Errorf("%d %s objects, want %d (all: %v)", got[kind], kind, n, got)
 		}
 	}
-	for _, kind := range []string{"Ingress", "ServiceMonitor", "ConfigMap"} {
+	for _, kind := range []string{"Ingress", "ServiceMonitor"} {
 		if got[kind] != 0 {
 			t.Errorf("the default install has a %s", kind)
 		}
@@ -150,6 +153,8 @@ func TestChart_defaultInstallIsAcceptedByTheAPIServer(t *testing.T) {
 		"--store=sqlite:///var/lib/bastion/bastion.db", "--demo-repo-listen=:9418",
 		"--runner-image-ansible=ghcr.io/bastion-dev/bastion-runner-ansible:0.1.0",
 		"--initial-admin-password-file=/etc/bastion/initial-admin/password",
+		"--runner-network-policy=/etc/bastion/config/runner-egress.yaml",
+		"--task-cpu-request=100m", "--task-memory-request=256Mi", "--task-cpu-limit=2", "--task-memory-limit=2Gi",
 	} {
 		if !slices.Contains(args, want) {
 			t.Errorf("manager args %v lack %s", args, want)
@@ -157,6 +162,7 @@ func TestChart_defaultInstallIsAcceptedByTheAPIServer(t *testing.T) {
 	}
 	assertFlagsExist(t, args)
 	assertRestrictedPod(t, find(t, objs, "Deployment", releaseName))
+	assertTaskPodsNetwork(t, objs)
 
 	// NOTES.txt tells how to reach the console and read the password.
 	for _, want := range []string{readAdminSecret, "kubectl -n bastion-system port-forward svc/bastion 3000:80", `Sign in as "admin"`} {
@@ -185,7 +191,8 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 	deploy := find(t, objs, "Deployment", releaseName)
 	args := containerArgs(t, deploy)
 	for _, want := range []string{
-		"--store=$(BASTION_STORE_DSN)", "--public-url=https://bastion.example.com",
+		"--store-file=/etc/bastion/store/dsn", "--public-url=https://bastion.example.com",
+		"--task-cpu-request=250m", "--task-memory-request=512Mi", "--task-cpu-limit=", "--task-memory-limit=4Gi",
 		"--runner-url=http://bastion.bastion-system.svc:8000", "--oidc-config=/etc/bastion/config/oidc.yaml",
 		"--disable-password-login", "--runner-network-policy=/etc/bastion/config/runner-egress.yaml",
 		"--global-max-parallel-tasks=10", "--task-keep-last=50", "--task-deadline=2h",
@@ -208,25 +215,15 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 			t.Errorf("the Deployment does not mount the alert Secret %s", secret)
 		}
 	}
-	if strings.Contains(deploymentYAML(t, deploy), "not-a-real-password") {
-		t.Error("the PostgreSQL DSN is in the Deployment; it must come from the Secret")
-	}
 	if !strings.Contains(notes, "https://bastion.example.com") {
 		t.Errorf("NOTES.txt does not give the public URL:\n%s", notes)
 	}
 
 	// The runners' egress file is what --runner-network-policy reads
 	// strictly, and the policy the manager makes of it is valid.
-	cm := find(t, objs, "ConfigMap", releaseName)
-	egressYAML, _, _ := unstructured.NestedString(cm.Object, "data", "runner-egress.yaml")
-	var rules struct {
-		Egress []networkingv1.NetworkPolicyEgressRule `json:"egress"`
-	}
-	if err := yaml.UnmarshalStrict([]byte(egressYAML), &rules); err != nil {
-		t.Fatalf("runner-egress.yaml: %v\n%s", err, egressYAML)
-	}
-	if len(rules.Egress) != 4 || len(rules.Egress[0].Ports) != 2 || rules.Egress[0].Ports[0].Port.IntValue() != 3000 {
-		t.Errorf("runner egress: manager (3000, 9418), DNS and the two allowed rules expected, got %+v", rules.Egress)
+	egress := runnerEgress(t, objs)
+	if len(egress) != 4 || len(egress[0].Ports) != 2 || egress[0].Ports[0].Port.IntValue() != 3000 {
+		t.Errorf("runner egress: manager (3000, 9418), DNS and the two allowed rules expected, got %+v", egress)
 	}
 	policy := &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
@@ -234,7 +231,7 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "bastion-runner"}},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
-			Egress:      rules.Egress,
+			Egress:      egress,
 		},
 	}
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(policy)
@@ -318,10 +315,11 @@ func deploymentYAML(t *testing.T, deploy *unstructured.Unstructured) string {
 func assertFlagsExist(t *testing.T, args []string) {
 	t.Helper()
 	// The manager's flags are defined in internal/cmd (manager.go, and
-	// alerts.go for the flags it shares with `bastion dev`).
+	// alerts.go for the flags it shares with `bastion dev`), the task
+	// pods' resources in controllers/launch.
 	var source []byte
-	for _, name := range []string{"manager.go", "alerts.go"} {
-		data, err := os.ReadFile(filepath.Join(repoRoot, "internal", "cmd", name))
+	for _, name := range []string{"internal/cmd/manager.go", "internal/cmd/alerts.go", "controllers/launch/resources.go"} {
+		data, err := os.ReadFile(filepath.Join(repoRoot, name))
 		if err != nil {
 			t.Fatal(err)
 		}

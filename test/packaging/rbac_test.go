@@ -7,10 +7,12 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -63,6 +65,15 @@ var managerMustNot = []access{
 	{"create", "", "pods", "exec", projectNS},  // never runs commands in pods
 	{"get", "", "pods", "log", projectNS},      // output comes over the stream
 	{"update", "batch", "jobs", "", projectNS}, // a Job is created once, then deleted
+	{"patch", "batch", "jobs", "", projectNS},
+	// Jobs and their pods are created and deleted only where the namespace
+	// role is bound: a Job in kube-system would run as any of its
+	// ServiceAccounts. Reading them stays cluster-wide (the cache's watch).
+	{"create", "batch", "jobs", "", otherNS},
+	{"create", "batch", "jobs", "", ""},
+	{"delete", "batch", "jobs", "", otherNS},
+	{"deletecollection", "", "pods", "", otherNS},
+	{"delete", "", "pods", "", "default"},
 	{"create", "", "serviceaccounts", "token", projectNS},
 	{"escalate", "rbac.authorization.k8s.io", "clusterroles", "", ""},
 	{"bind", "rbac.authorization.k8s.io", "clusterroles", "", ""}, // only its namespace role, by name
@@ -91,12 +102,28 @@ var taskPodMustNot = []access{
 
 // The chart's RBAC, applied for real, gives the manager's ServiceAccount
 // what the controllers need and nothing listed as never used; task pods
-// get no access. Secrets and ConfigMaps come only from the namespace role:
-// in the release namespace from the chart, and in a project namespace once
-// the manager has bound the role there itself (as the Project controller
-// does, internal/nsaccess), which it may do for that role and no other.
+// get no access. Secrets, ConfigMaps and creating Jobs come only from the
+// namespace role: in the release namespace from the chart, and in a
+// project namespace once the manager has bound the role there itself (as
+// the Project controller does, internal/nsaccess), which it may do for
+// that role and no other.
 func TestRBAC_managerCanDoWhatItNeedsAndTaskPodsNothing(t *testing.T) {
 	objs, _ := renderObjects(t, nil)
+	assertManagerRBAC(t, objs, "system:serviceaccount:"+releaseNamespace+":"+releaseName)
+}
+
+// The same for kustomize's config/default, whose ServiceAccount is
+// bastion-manager.
+func TestRBAC_configDefaultManagerCanDoWhatItNeedsAndTaskPodsNothing(t *testing.T) {
+	objs := decodeAll(t, "kustomize build config/default", kustomizeBuild(t))
+	assertManagerRBAC(t, objs, "system:serviceaccount:"+releaseNamespace+":bastion-manager")
+}
+
+// assertManagerRBAC applies the RBAC objects and the admission policy of
+// objs for real and asks, by SubjectAccessReview as manager, for each
+// access it needs and each it must not have.
+func assertManagerRBAC(t *testing.T, objs []*unstructured.Unstructured, manager string) {
+	t.Helper()
 	ensureNamespace(t, releaseNamespace)
 	ctx := context.Background()
 	// A project namespace, as the manager creates it: labelled with its
@@ -114,7 +141,10 @@ func TestRBAC_managerCanDoWhatItNeedsAndTaskPodsNothing(t *testing.T) {
 			}
 		}
 	}
-	manager := "system:serviceaccount:" + releaseNamespace + ":" + releaseName
+	// The chart and config/default name their roles alike but bind
+	// different ServiceAccounts: the binding below is each test's own.
+	binding := managerBinding(projectNS, "bastion-manager", "bastion-namespace", manager)
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), binding.DeepCopy()) })
 	if allowed(t, manager, releaseNamespace, access{"get", "", "secrets", "", projectNS}) {
 		t.Fatal("the manager reads a project's Secrets before it bound its namespace role there")
 	}
@@ -122,14 +152,13 @@ func TestRBAC_managerCanDoWhatItNeedsAndTaskPodsNothing(t *testing.T) {
 	// As the manager: RBAC refuses binding cluster-admin (rights it does
 	// not hold) in the project namespace; binding its namespace role works.
 	asManager := impersonating(t, manager, releaseNamespace)
-	namespaceRole := releaseName + "-namespace"
 	if err := asManager.Create(ctx, managerBinding(projectNS, "try-cluster-admin", "cluster-admin", manager), client.DryRunAll); !apierrors.IsForbidden(err) {
 		t.Errorf("the manager bound cluster-admin in a project namespace: %v", err)
 	}
-	if err := asManager.Create(ctx, managerBinding(projectNS, "bastion-manager", namespaceRole, manager)); client.IgnoreAlreadyExists(err) != nil {
-		t.Fatalf("the manager cannot bind %s in a project namespace: %v", namespaceRole, err)
+	if err := asManager.Create(ctx, binding.DeepCopy()); err != nil {
+		t.Fatalf("the manager cannot bind bastion-namespace in a project namespace: %v", err)
 	}
-	refusedByPolicy(t, asManager)
+	refusedByPolicy(t, asManager, manager)
 
 	for _, a := range managerNeeds {
 		if !allowed(t, manager, releaseNamespace, a) {
@@ -146,6 +175,10 @@ func TestRBAC_managerCanDoWhatItNeedsAndTaskPodsNothing(t *testing.T) {
 			t.Errorf("a task pod can %+v", a)
 		}
 	}
+	// Creating a Job in kube-system, asked exactly as issue #19 asks it.
+	if allowed(t, manager, releaseNamespace, access{"create", "batch", "jobs", "", "kube-system"}) {
+		t.Error("a SubjectAccessReview says the manager may create jobs -n kube-system")
+	}
 }
 
 const projectLabel = "automation.bastion.dev/project"
@@ -154,10 +187,9 @@ const projectLabel = "automation.bastion.dev/project"
 // would let the manager bind its namespace role anywhere, relabel any
 // namespace and delete any; the policy allows each only for project
 // namespaces. Dry runs, so that nothing changes when it does not refuse.
-func refusedByPolicy(t *testing.T, asManager client.Client) {
+func refusedByPolicy(t *testing.T, asManager client.Client, manager string) {
 	t.Helper()
 	ctx := context.Background()
-	manager := "system:serviceaccount:" + releaseNamespace + ":" + releaseName
 	unrelated := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "unrelated"}}
 	if err := k8sClient.Create(ctx, unrelated); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
@@ -185,6 +217,11 @@ func refusedByPolicy(t *testing.T, asManager client.Client) {
 		"delete a namespace of no project": func() error {
 			return asManager.Delete(ctx, unrelated.DeepCopy(), client.DryRunAll)
 		},
+		// The namespace role is bound in the manager's own namespace too;
+		// RBAC allows a Job there, the policy does not.
+		"run a Job in its own namespace": func() error {
+			return asManager.Create(ctx, probeJob(releaseNamespace), client.DryRunAll)
+		},
 	}
 	// A new policy reaches admission within seconds.
 	deadline := time.Now().Add(30 * time.Second)
@@ -203,6 +240,24 @@ func refusedByPolicy(t *testing.T, asManager client.Client) {
 	// What the manager does for projects still passes.
 	if err := asManager.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: projectNS}}, client.DryRunAll); err != nil {
 		t.Errorf("the manager cannot delete a project namespace: %v", err)
+	}
+	if err := asManager.Create(ctx, probeJob(projectNS), client.DryRunAll); err != nil {
+		t.Errorf("the manager cannot run a Job in a project namespace: %v", err)
+	}
+	// And RBAC alone refuses a Job where the role is not bound.
+	if err := asManager.Create(ctx, probeJob(otherNS), client.DryRunAll); !apierrors.IsForbidden(err) {
+		t.Errorf("the manager may create a Job in %s: %v", otherNS, err)
+	}
+}
+
+// probeJob is a minimal Job in ns, for dry-run creates as the manager.
+func probeJob(ns string) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rbac-probe"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "probe", Image: "busybox"}},
+		}}},
 	}
 }
 

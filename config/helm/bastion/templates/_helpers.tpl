@@ -118,7 +118,7 @@ Telegram bot token, chat webhook URL); empty when no alert needs one.
 {{- end }}
 {{- end }}
 
-{{/* The ClusterRole of Secrets and ConfigMaps, bound per namespace. */}}
+{{/* The ClusterRole of Secrets, ConfigMaps and Jobs, bound per namespace. */}}
 {{- define "bastion.namespaceRole" -}}
 {{ include "bastion.fullname" . }}-namespace
 {{- end }}
