@@ -43,6 +43,7 @@ func (s *Server) apiRoutes() chi.Router {
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)
 			r.Get("/user", s.currentUser)
+			r.Get("/auth/oidc/{provider}/link", s.oidcLink)
 			r.Mount("/user/tokens", s.tokenRoutes())
 			r.Mount("/users", s.userRoutes())
 			r.Mount("/projects", s.projectListRoutes())
