@@ -113,8 +113,23 @@ func (r *UserReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&bastionv1.User{}, builder.WithPredicates(specOrLabelsChanged)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(userOfSecret), builder.OnlyMetadata).
+		// A user's logins clash, or stop clashing, when another changes.
+		Watches(&bastionv1.User{}, handler.EnqueueRequestsFromMapFunc(r.everyUser), builder.WithPredicates(specOrLabelsChanged)).
 		Named("user").
 		Complete(r)
+}
+
+// everyUser maps a change of one User to every User (there are few).
+func (r *UserReconciler) everyUser(ctx context.Context, _ client.Object) []reconcile.Request {
+	all := &bastionv1.UserList{}
+	if err := r.List(ctx, all); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(all.Items))
+	for i := range all.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: all.Items[i].Name}})
+	}
+	return out
 }
 
 // userOfSecret maps a password Secret to its User.
