@@ -28,18 +28,7 @@ func TestPasswordChange_endsTheUsersAPITokens(t *testing.T) {
 	e := startEnv(t)
 	user, password := e.newUser(t, "tokpw", false)
 	b := e.signIn(t, user.Spec.Username, password)
-	bearer := func() *browser {
-		var tok struct {
-			ID string `json:"id"`
-		}
-		b.must("POST", "/api/user/tokens", nil, http.StatusCreated, &tok)
-		s := e.browser(t)
-		s.header.Set("Authorization", "Bearer "+tok.ID)
-		s.must("GET", "/api/user", nil, http.StatusOK, nil)
-		return s
-	}
-
-	script := bearer()
+	script := e.tokenScript(t, b)
 	b.must("POST", fmt.Sprintf("/api/users/%d/password", userIDOf(t, user)), map[string]string{"password": "n3w-" + password}, http.StatusNoContent, nil)
 	if code, data := script.call("GET", "/api/user", nil); code != http.StatusUnauthorized {
 		t.Fatalf("a token after the password change = %d %s, want 401", code, data)
@@ -51,13 +40,37 @@ func TestPasswordChange_endsTheUsersAPITokens(t *testing.T) {
 	}
 
 	// The command line changes it too.
-	script = bearer()
+	script = e.tokenScript(t, b)
 	if err := e.Users.SetPassword(t.Context(), user, "cl1-"+password); err != nil {
 		t.Fatal(err)
 	}
 	if msg := eventuallyStatus(t, script, "GET", "/api/user", http.StatusUnauthorized); !strings.Contains(msg, "password change") {
 		t.Fatalf("a token after a password change on the command line is refused with %q, want the reason", msg)
 	}
+}
+
+// tokenScript makes an API token as b's user and returns a client that
+// sends it, as a script would; the token is proven to work.
+func (e *apiEnv) tokenScript(t *testing.T, b *browser) *browser {
+	t.Helper()
+	var tok struct {
+		ID string `json:"id"`
+	}
+	b.must("POST", "/api/user/tokens", nil, http.StatusCreated, &tok)
+	script := e.browser(t)
+	script.base = b.base
+	script.header.Set("Authorization", "Bearer "+tok.ID)
+	script.must("GET", "/api/user", nil, http.StatusOK, nil)
+	return script
+}
+
+// signInAt returns a browser signed in as login at another server base.
+func (e *apiEnv) signInAt(t *testing.T, base, login, password string) *browser {
+	t.Helper()
+	b := e.browser(t)
+	b.base = base
+	b.must("POST", "/api/auth/login", map[string]string{"auth": login, "password": password}, http.StatusNoContent, nil)
+	return b
 }
 
 // eventuallyStatus waits up to 5 s for a call to answer want, and
@@ -309,9 +322,7 @@ func TestWS_originBehindAProxyThatRewritesHost(t *testing.T) {
 			proxyURL := "http://" + proxy.Listener.Addr().String()
 			backend = e.serve(t, func(_ string, o *apiserver.Options) { c.change(proxyURL, o) })
 			hostRewritingProxy(t, proxy, func() string { return backend })
-			b := e.browser(t)
-			b.base = proxyURL
-			b.must("POST", "/api/auth/login", map[string]string{"auth": user.Spec.Username, "password": password}, http.StatusNoContent, nil)
+			b := e.signInAt(t, proxyURL, user.Spec.Username, password)
 			conn, status, err := wsConnect(t, proxyURL, b, proxyURL, nil)
 			if status != c.want {
 				t.Fatalf("the console's websocket through the proxy = %d (%v), want %d", status, err, c.want)

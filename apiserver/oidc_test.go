@@ -200,9 +200,7 @@ func TestOIDC_aSignedInUserLinksTheirIdentity(t *testing.T) {
 	e := startEnv(t)
 	m, base := ssoServer(t, e, false)
 	local, password := e.newUser(t, "linker", false)
-	b := e.browser(t)
-	b.base = base
-	b.must("POST", "/api/auth/login", map[string]string{"auth": local.Spec.Username, "password": password}, http.StatusNoContent, nil)
+	b := e.signInAt(t, base, local.Spec.Username, password)
 
 	// Refused: not signed in, a token, a page on another site.
 	anon := e.browser(t)
@@ -210,13 +208,7 @@ func TestOIDC_aSignedInUserLinksTheirIdentity(t *testing.T) {
 	if code, _ := anon.call("GET", "/api/auth/oidc/mock/link", nil); code != http.StatusUnauthorized {
 		t.Fatalf("linking without a session = %d, want 401", code)
 	}
-	var tok struct {
-		ID string `json:"id"`
-	}
-	b.must("POST", "/api/user/tokens", nil, http.StatusCreated, &tok)
-	script := e.browser(t)
-	script.base = base
-	script.header.Set("Authorization", "Bearer "+tok.ID)
+	script := e.tokenScript(t, b)
 	if code, data := script.call("GET", "/api/auth/oidc/mock/link", nil); code != http.StatusForbidden {
 		t.Fatalf("linking with an API token = %d %s, want 403", code, data)
 	}
@@ -250,9 +242,7 @@ func TestOIDC_aSignedInUserLinksTheirIdentity(t *testing.T) {
 
 	// Another user cannot take the same identity over.
 	other, otherPassword := e.newUser(t, "linkthief", false)
-	thief := e.browser(t)
-	thief.base = base
-	thief.must("POST", "/api/auth/login", map[string]string{"auth": other.Spec.Username, "password": otherPassword}, http.StatusNoContent, nil)
+	thief := e.signInAt(t, base, other.Spec.Username, otherPassword)
 	m.QueueUser(&mockoidc.MockUser{Subject: "sub-link-" + local.Name, Email: "elsewhere@corp.test", EmailVerified: true, PreferredUsername: "x"})
 	if landed := ssoFlow(t, thief, "/api/auth/oidc/mock/link", nil); !strings.Contains(landed.Query().Get("error"), "already linked to another user") {
 		t.Fatalf("linking an identity linked elsewhere landed at %v, want the refusal", landed)
