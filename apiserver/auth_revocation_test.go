@@ -215,7 +215,8 @@ func closedWithin(t *testing.T, conn *websocket.Conn, limit time.Duration, what 
 
 // TestWS_socketsCloseWhenTheirCredentialEnds: signing out, a password
 // change, deleting the user and taking admin away each close that user's
-// open websocket within 5 seconds; another user's socket stays open.
+// open websocket within 5 seconds, as deleting an API token closes the
+// socket a script opened with it; another user's socket stays open.
 func TestWS_socketsCloseWhenTheirCredentialEnds(t *testing.T) {
 	e := startEnv(t)
 	root, rootPassword := e.newUser(t, "wsroot", true)
@@ -263,6 +264,21 @@ func TestWS_socketsCloseWhenTheirCredentialEnds(t *testing.T) {
 			}
 		})
 	}
+	// A script's socket, opened with an API token, ends with its token.
+	t.Run("token deleted", func(t *testing.T) {
+		u, password := e.newUser(t, "wstoken", false)
+		b := e.signIn(t, u.Spec.Username, password)
+		script := e.tokenScript(t, b)
+		conn, status, err := wsConnect(t, e.URL, script, "", script.header)
+		if err != nil {
+			t.Fatalf("opening the websocket with a token: %v (%d)", err, status)
+		}
+		token := strings.TrimPrefix(script.header.Get("Authorization"), "Bearer ")
+		b.must("DELETE", "/api/user/tokens/"+token, nil, http.StatusNoContent, nil)
+		if reason := closedWithin(t, conn, 5*time.Second, "token deleted"); !strings.Contains(reason, "token") {
+			t.Fatalf("closed with %q, want it to name the token", reason)
+		}
+	})
 	// The bystander's socket is untouched.
 	_ = calm.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 	if _, _, err := calm.ReadMessage(); err == nil || !isTimeout(err) {
