@@ -29,9 +29,12 @@ const (
 type AuthOptions struct {
 	// SessionTTL is how long a session lasts (7 days).
 	SessionTTL time.Duration
-	// AccountFailures failed sign-ins to one account within FailureWindow
-	// lock it for the rest of the window (5).
+	// AccountFailures failed sign-ins in a row to one account are free;
+	// each one after makes the next try from a guessing address wait, twice
+	// as long each time, up to AccountDelayCap (3; see loginLimiter).
 	AccountFailures int
+	// AccountDelayCap is the longest such wait (30 s).
+	AccountDelayCap time.Duration
 	// AddressFailures failed sign-ins from one address within
 	// FailureWindow block that address for the rest of it (20).
 	AddressFailures int
@@ -46,7 +49,10 @@ func (o AuthOptions) withDefaults() AuthOptions {
 		o.SessionTTL = 7 * 24 * time.Hour
 	}
 	if o.AccountFailures <= 0 {
-		o.AccountFailures = 5
+		o.AccountFailures = 3
+	}
+	if o.AccountDelayCap <= 0 {
+		o.AccountDelayCap = 30 * time.Second
 	}
 	if o.AddressFailures <= 0 {
 		o.AddressFailures = 20
@@ -127,9 +133,13 @@ func (s *Server) principalOf(r *http.Request) (*principal, string) {
 		// The user was deleted: their credentials die with them.
 		return nil, "user no longer exists"
 	}
-	if kind == store.CredentialSession && cred.Created.Before(users.PasswordChangedAt(user)) {
-		// The password changed after this sign-in, here or through
-		// `bastion user change-by-login`.
+	if cred.Created.Before(users.PasswordChangedAt(user)) {
+		// The password changed after this sign-in or this token was made,
+		// here or through `bastion user change-by-login` (which cannot
+		// reach the store to delete them).
+		if kind == store.CredentialToken {
+			return nil, "API token ended by a password change; create a new one"
+		}
 		return nil, "the password was changed; sign in again"
 	}
 	return &principal{user: user, id: cred.UserID, credential: cred.Hash, kind: kind}, ""

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -64,7 +63,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "Password is required")
 		return
 	}
-	addr := clientAddress(r)
+	addr := s.proxies.clientAddress(r)
 	if wait, what := s.limiter.blocked(req.Auth, addr); wait > 0 {
 		seconds := int(math.Ceil(wait.Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(seconds))
@@ -92,7 +91,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnauthorized, "Incorrect login or password")
 		return
 	}
-	s.limiter.succeeded(req.Auth)
+	s.limiter.succeeded(req.Auth, addr)
 	if _, err := s.startSession(w, r, user); err != nil {
 		failErr(w, r, err)
 		return
@@ -113,14 +112,4 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	}
 	s.clearSession(w, r)
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// clientAddress is the peer's IP. Forwarding headers are not trusted: any
-// client can set them, which would let it pick its own rate-limit bucket.
-func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

@@ -10,6 +10,10 @@ var hardeningMatrix = []matrixRow{
 	{"DELETE", "/api/user/tokens/{nonce}", "", expect{anonymous: 401, "*": 404}, nil, false},
 	// Restoring makes a project: who may create projects (spec §6).
 	{"POST", "/api/projects/restore", `{"meta":{"name":"restored {nonce}"}}`, adminsOnly(200), nil, false},
+	// Linking single sign-on needs a session; every signed-in user may
+	// link their own (TestOIDC_aSignedInUserLinksTheirIdentity). This
+	// server has no providers, so a signed-in caller meets 404.
+	{"GET", "/api/auth/oidc/{nonce}/link", "", expect{anonymous: 401, "*": 404}, nil, false},
 }
 
 func TestPermissionMatrix_hardening(t *testing.T) { runMatrix(t, hardeningMatrix) }

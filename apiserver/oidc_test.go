@@ -6,11 +6,13 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oauth2-proxy/mockoidc"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/apiserver"
+	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/oidc"
 )
 
@@ -39,16 +41,27 @@ func ssoServer(t *testing.T, e *apiEnv, passwordOff bool) (*mockoidc.MockOIDC, s
 // provider and back, and returns where it landed.
 func ssoSignIn(t *testing.T, b *browser, query string) *url.URL {
 	t.Helper()
+	return ssoFlow(t, b, "/api/auth/oidc/mock/login?"+query, nil)
+}
+
+// ssoFlow follows a single sign-on flow that starts at path until it
+// lands on a console page, and returns that page. beforeCallback, when
+// set, runs just before the browser comes back to the callback.
+func ssoFlow(t *testing.T, b *browser, path string, beforeCallback func()) *url.URL {
+	t.Helper()
 	var landed *url.URL
 	b.c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
 		landed = req.URL
 		if !strings.HasPrefix(req.URL.Path, "/api/") && req.URL.Host == strings.TrimPrefix(b.base, "http://") {
 			return http.ErrUseLastResponse // the console page: stop here
 		}
+		if strings.HasSuffix(req.URL.Path, "/redirect") && beforeCallback != nil {
+			beforeCallback()
+		}
 		return nil
 	}
 	defer func() { b.c.CheckRedirect = nil }()
-	if code, data := b.call("GET", "/api/auth/oidc/mock/login?"+query, nil); code != http.StatusFound {
+	if code, data := b.call("GET", path, nil); code != http.StatusFound {
 		t.Fatalf("single sign-on ended with %d %s at %v", code, data, landed)
 	}
 	return landed
@@ -99,10 +112,17 @@ func TestOIDC_signInEndToEndCreatesThenReusesAnExternalUser(t *testing.T) {
 	}
 }
 
-func TestOIDC_linksByVerifiedEmailOnly(t *testing.T) {
+// TestOIDC_neverTakesOverAPasswordUserOrAnAdmin: a provider identity
+// whose verified email is that of a user with a password, or of an admin,
+// signs no one in and links nothing: whoever controls that identity at the
+// provider must not become the account here. An unverified email never
+// links. Only an external user made ahead (kubectl), not an admin, is
+// linked by its email.
+func TestOIDC_neverTakesOverAPasswordUserOrAnAdmin(t *testing.T) {
 	e := startEnv(t)
 	m, base := ssoServer(t, e, false)
 	local, _ := e.newUser(t, "localsso", false)
+	boss, _ := e.newUser(t, "bosssso", true)
 
 	// Unverified: a lookalike must not become the local user.
 	m.QueueUser(&mockoidc.MockUser{Subject: "sub-fake-" + local.Name, Email: local.Spec.Email, EmailVerified: false, PreferredUsername: local.Spec.Username})
@@ -115,21 +135,132 @@ func TestOIDC_linksByVerifiedEmailOnly(t *testing.T) {
 		t.Fatalf("an unverified email signed in as %+v; the local user is %d", me, userIDOf(t, local))
 	}
 
-	// Verified: it is the same person, linked to the local account.
-	m.QueueUser(&mockoidc.MockUser{Subject: "sub-real-" + local.Name, Email: local.Spec.Email, EmailVerified: true, PreferredUsername: "whatever"})
-	b2 := e.browser(t)
-	b2.base = base
-	ssoSignIn(t, b2, "")
-	b2.must("GET", "/api/user", nil, http.StatusOK, &me)
-	if me.ID != userIDOf(t, local) {
-		t.Fatalf("a verified email signed in as %+v, want the local user %d", me, userIDOf(t, local))
+	// Verified, but the account has a password, or is an admin: refused,
+	// with the way to link it.
+	for _, victim := range []*bastionv1.User{local, boss} {
+		m.QueueUser(&mockoidc.MockUser{Subject: "sub-real-" + victim.Name, Email: victim.Spec.Email, EmailVerified: true, PreferredUsername: "whatever"})
+		b2 := e.browser(t)
+		b2.base = base
+		landed := ssoSignIn(t, b2, "")
+		if landed.Path != "/auth/login" || !strings.Contains(landed.Query().Get("error"), "sign in to it with its password, then link") {
+			t.Fatalf("a verified email of %s landed at %v, want the sign-in page saying to link from the account", victim.Spec.Username, landed)
+		}
+		if code, _ := b2.call("GET", "/api/user", nil); code != http.StatusUnauthorized {
+			t.Fatalf("the refused sign-in left a session: GET /api/user = %d", code)
+		}
+		after := &bastionv1.User{}
+		if err := e.K8s.Get(t.Context(), clientKeyOf(victim), after); err != nil {
+			t.Fatal(err)
+		}
+		if link := after.Annotations[apiserver.AnnotationOIDCIdentity]; link != "" {
+			t.Fatalf("%s was linked to %q on its own", victim.Spec.Username, link)
+		}
+	}
+
+	// An external user made ahead, not an admin: linked by verified email.
+	n := userSeq.Add(1)
+	ahead, err := e.Users.CreateExternal(t.Context(), bastionv1.UserSpec{
+		Username: fmt.Sprintf("ahead-%d", n), Name: "Ahead", Email: fmt.Sprintf("ahead-%d@corp.test", n)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUserID(t, e, ahead)
+	m.QueueUser(&mockoidc.MockUser{Subject: "sub-ahead", Email: ahead.Spec.Email, EmailVerified: true, PreferredUsername: "x"})
+	b3 := e.browser(t)
+	b3.base = base
+	ssoSignIn(t, b3, "")
+	b3.must("GET", "/api/user", nil, http.StatusOK, &me)
+	if me.Username != ahead.Spec.Username {
+		t.Fatalf("a verified email of an external user made ahead signed in as %+v", me)
+	}
+}
+
+// waitUserID waits until the User controller has given u its id.
+func waitUserID(t *testing.T, e *apiEnv, u *bastionv1.User) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := e.K8s.Get(t.Context(), clientKeyOf(u), u); err == nil {
+			if _, ok := ids.FromLabels(u); ok {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("user %s got no id", u.Name)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestOIDC_aSignedInUserLinksTheirIdentity: the owner of a password
+// account, signed in, links a provider identity; that identity then signs
+// in as them. Linking needs a browser session of this site, one that is
+// still signed in at the callback, and an identity nobody else has.
+func TestOIDC_aSignedInUserLinksTheirIdentity(t *testing.T) {
+	e := startEnv(t)
+	m, base := ssoServer(t, e, false)
+	local, password := e.newUser(t, "linker", false)
+	b := e.signInAt(t, base, local.Spec.Username, password)
+
+	// Refused: not signed in, a token, a page on another site.
+	anon := e.browser(t)
+	anon.base = base
+	if code, _ := anon.call("GET", "/api/auth/oidc/mock/link", nil); code != http.StatusUnauthorized {
+		t.Fatalf("linking without a session = %d, want 401", code)
+	}
+	script := e.tokenScript(t, b)
+	if code, data := script.call("GET", "/api/auth/oidc/mock/link", nil); code != http.StatusForbidden {
+		t.Fatalf("linking with an API token = %d %s, want 403", code, data)
+	}
+	b.header.Set("Sec-Fetch-Site", "cross-site")
+	if code, data := b.call("GET", "/api/auth/oidc/mock/link", nil); code != http.StatusForbidden {
+		t.Fatalf("linking from another site = %d %s, want 403", code, data)
+	}
+	b.header.Del("Sec-Fetch-Site")
+
+	// The owner links it.
+	m.QueueUser(&mockoidc.MockUser{Subject: "sub-link-" + local.Name, Email: "elsewhere@corp.test", EmailVerified: true, PreferredUsername: "x"})
+	if landed := ssoFlow(t, b, "/api/auth/oidc/mock/link?next=%2Fsettings", nil); landed.Path != "/" || landed.Query().Get("next") != "/settings" {
+		t.Fatalf("after linking the browser went to %v", landed)
 	}
 	linked := &bastionv1.User{}
 	if err := e.K8s.Get(t.Context(), clientKeyOf(local), linked); err != nil {
 		t.Fatal(err)
 	}
-	if linked.Annotations[apiserver.AnnotationOIDCIdentity] != "mock|sub-real-"+local.Name {
-		t.Fatalf("link annotation = %q", linked.Annotations[apiserver.AnnotationOIDCIdentity])
+	if got := linked.Annotations[apiserver.AnnotationOIDCIdentity]; got != "mock|sub-link-"+local.Name {
+		t.Fatalf("link annotation = %q", got)
+	}
+	m.QueueUser(&mockoidc.MockUser{Subject: "sub-link-" + local.Name, Email: "elsewhere@corp.test", EmailVerified: true, PreferredUsername: "x"})
+	again := e.browser(t)
+	again.base = base
+	ssoSignIn(t, again, "")
+	var me apiUser
+	again.must("GET", "/api/user", nil, http.StatusOK, &me)
+	if me.ID != userIDOf(t, local) {
+		t.Fatalf("the linked identity signed in as %+v, want %d", me, userIDOf(t, local))
+	}
+
+	// Another user cannot take the same identity over.
+	other, otherPassword := e.newUser(t, "linkthief", false)
+	thief := e.signInAt(t, base, other.Spec.Username, otherPassword)
+	m.QueueUser(&mockoidc.MockUser{Subject: "sub-link-" + local.Name, Email: "elsewhere@corp.test", EmailVerified: true, PreferredUsername: "x"})
+	if landed := ssoFlow(t, thief, "/api/auth/oidc/mock/link", nil); !strings.Contains(landed.Query().Get("error"), "already linked to another user") {
+		t.Fatalf("linking an identity linked elsewhere landed at %v, want the refusal", landed)
+	}
+	// A link whose session signed out before the callback links nothing.
+	m.QueueUser(&mockoidc.MockUser{Subject: "sub-late-" + other.Name, Email: "late@corp.test", EmailVerified: true, PreferredUsername: "x"})
+	landed := ssoFlow(t, thief, "/api/auth/oidc/mock/link", func() {
+		thief.must("POST", "/api/auth/logout", nil, http.StatusNoContent, nil)
+	})
+	if !strings.Contains(landed.Query().Get("error"), "sign in again") {
+		t.Fatalf("a link after sign-out landed at %v, want the refusal", landed)
+	}
+	after := &bastionv1.User{}
+	if err := e.K8s.Get(t.Context(), clientKeyOf(other), after); err != nil {
+		t.Fatal(err)
+	}
+	if got := after.Annotations[apiserver.AnnotationOIDCIdentity]; got != "" {
+		t.Fatalf("the refused links left %q on %s", got, other.Spec.Username)
 	}
 }
 

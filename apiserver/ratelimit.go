@@ -6,11 +6,29 @@ import (
 	"time"
 )
 
-// loginLimiter counts failed sign-ins per account and per address over a
-// fixed window. An account that fails too often is locked for the rest of
-// its window, whatever address the attempts come from (password spraying
-// from many hosts); an address that fails too often is blocked whatever
-// accounts it tries (one host guessing many accounts).
+// loginLimiter slows down password guessing without locking anyone out.
+//
+// Per address: an address with AddressFailures failed sign-ins within
+// FailureWindow is blocked for the rest of the window, whatever accounts
+// it tries (one host guessing many accounts). The address is the peer's,
+// or the client's as a trusted proxy reports it (proxyTrust.clientAddress).
+//
+// Per account (the login name as typed, so that an unknown name behaves
+// exactly like a real one and the answer tells nothing about existence):
+// after AccountFailures failures in a row, each further try waits a delay
+// that doubles with every failure, from one second up to AccountDelayCap,
+// counted from the last failure. The delay holds back only the addresses
+// that are guessing: those that have failed against this account. The
+// owner is never locked out, because
+//   - an address that signed in to the account before passes at once, and
+//   - an address that has not failed against the account gets its try at
+//     once; a wrong password there makes it one of the guessers.
+//
+// So a botnet earns one extra guess per fresh address (and per account at
+// most maxFreshPerAccount of them per window), then shares one slot per
+// AccountDelayCap with every other guesser. This is the device-cookie
+// idea of OWASP's guidance with the address as the device; GitHub and AWX
+// likewise throttle rather than lock.
 //
 // Counts live in this process: each replica limits on its own, which
 // multiplies the budget by the replica count but never lets an attacker
@@ -19,8 +37,10 @@ type loginLimiter struct {
 	opts AuthOptions
 
 	mu       sync.Mutex
-	accounts map[string]*failures
+	accounts map[string]*accountFailures
 	address  map[string]*failures
+	// known are "account\x00address" pairs that signed in, with when.
+	known map[string]time.Time
 }
 
 type failures struct {
@@ -28,39 +48,101 @@ type failures struct {
 	since time.Time
 }
 
+// accountFailures are one login name's failures in a row.
+type accountFailures struct {
+	count int
+	last  time.Time
+	// from are the addresses that failed against the account.
+	from map[string]bool
+}
+
+const (
+	// maxFreshPerAccount bounds the addresses remembered as guessers of one
+	// account; past it, every new address counts as a guesser too.
+	maxFreshPerAccount = 256
+	// knownFor is how long an address that signed in to an account stays
+	// exempt from that account's delay.
+	knownFor = 30 * 24 * time.Hour
+)
+
 func newLoginLimiter(opts AuthOptions) *loginLimiter {
-	return &loginLimiter{opts: opts, accounts: map[string]*failures{}, address: map[string]*failures{}}
+	return &loginLimiter{opts: opts, accounts: map[string]*accountFailures{},
+		address: map[string]*failures{}, known: map[string]time.Time{}}
 }
 
 // blocked returns how long a sign-in to account from addr must wait, and
-// what is blocked ("account" or "address"); 0 means go ahead.
+// what holds it back ("account" or "address"); 0 means go ahead.
 func (l *loginLimiter) blocked(account, addr string) (time.Duration, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.opts.Now()
-	if wait := l.wait(l.accounts, strings.ToLower(account), l.opts.AccountFailures, now); wait > 0 {
-		return wait, "account"
-	}
-	if wait := l.wait(l.address, addr, l.opts.AddressFailures, now); wait > 0 {
+	if wait := l.addressWait(addr, now); wait > 0 {
 		return wait, "address"
+	}
+	if wait := l.accountWait(strings.ToLower(account), addr, now); wait > 0 {
+		return wait, "account"
 	}
 	return 0, ""
 }
 
-func (l *loginLimiter) wait(m map[string]*failures, key string, limit int, now time.Time) time.Duration {
-	f := m[key]
+func (l *loginLimiter) addressWait(addr string, now time.Time) time.Duration {
+	f := l.address[addr]
 	if f == nil {
 		return 0
 	}
 	end := f.since.Add(l.opts.FailureWindow)
 	if !now.Before(end) {
-		delete(m, key)
+		delete(l.address, addr)
 		return 0
 	}
-	if f.count < limit {
+	if f.count < l.opts.AddressFailures {
 		return 0
 	}
 	return end.Sub(now)
+}
+
+func (l *loginLimiter) accountWait(account, addr string, now time.Time) time.Duration {
+	f := l.live(account, now)
+	if f == nil || l.isKnown(account, addr, now) {
+		return 0
+	}
+	if !f.from[addr] && len(f.from) < maxFreshPerAccount {
+		return 0 // an address that has not guessed: perhaps the owner
+	}
+	return f.last.Add(l.delay(f.count)).Sub(now)
+}
+
+// delay is the wait after count failures in a row: none for the first
+// AccountFailures, then 1 s, 2 s, 4 s… up to AccountDelayCap.
+func (l *loginLimiter) delay(count int) time.Duration {
+	over := count - l.opts.AccountFailures
+	if over < 0 {
+		return 0
+	}
+	d := time.Second
+	for range over {
+		if d >= l.opts.AccountDelayCap {
+			break
+		}
+		d *= 2
+	}
+	return min(d, l.opts.AccountDelayCap)
+}
+
+// live is the account's failures, nil once FailureWindow has passed since
+// the last one.
+func (l *loginLimiter) live(account string, now time.Time) *accountFailures {
+	f := l.accounts[account]
+	if f != nil && !now.Before(f.last.Add(l.opts.FailureWindow)) {
+		delete(l.accounts, account)
+		return nil
+	}
+	return f
+}
+
+func (l *loginLimiter) isKnown(account, addr string, now time.Time) bool {
+	at, ok := l.known[account+"\x00"+addr]
+	return ok && now.Sub(at) < knownFor
 }
 
 // failed records a failed sign-in.
@@ -69,54 +151,76 @@ func (l *loginLimiter) failed(account, addr string) {
 	defer l.mu.Unlock()
 	now := l.opts.Now()
 	l.prune(now)
-	for _, e := range []struct {
-		m   map[string]*failures
-		key string
-	}{{l.accounts, strings.ToLower(account)}, {l.address, addr}} {
-		f := e.m[e.key]
-		if f == nil || !now.Before(f.since.Add(l.opts.FailureWindow)) {
-			f = &failures{since: now}
-			e.m[e.key] = f
-		}
-		f.count++
+	account = strings.ToLower(account)
+	f := l.live(account, now)
+	if f == nil {
+		f = &accountFailures{from: map[string]bool{}}
+		l.accounts[account] = f
 	}
+	f.count++
+	f.last = now
+	if len(f.from) < maxFreshPerAccount {
+		f.from[addr] = true
+	}
+	a := l.address[addr]
+	if a == nil || !now.Before(a.since.Add(l.opts.FailureWindow)) {
+		a = &failures{since: now}
+		l.address[addr] = a
+	}
+	a.count++
 }
 
-// succeeded forgets the account's failures: its owner knows the password.
-// The address keeps its count, so a host that knows one password cannot
-// use it to reset its guesses at others.
-func (l *loginLimiter) succeeded(account string) {
+// succeeded forgets the account's failures, since its owner knows the
+// password, and remembers the address as the owner's. The address keeps
+// its own count, so a host that knows one password cannot use it to reset
+// its guesses at others.
+func (l *loginLimiter) succeeded(account, addr string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.accounts, strings.ToLower(account))
+	account = strings.ToLower(account)
+	delete(l.accounts, account)
+	l.known[account+"\x00"+addr] = l.opts.Now()
 }
 
 // maxTracked bounds each map: a flood of random account names (or of
 // addresses, from a botnet) costs at most this many entries.
 const maxTracked = 10000
 
-// prune drops expired windows so that random account names sent by an
-// attacker do not grow the maps without bound. If a map is still full,
-// every window in it being live, a tenth of it is dropped at random: the
-// memory stays bounded, and an attacker who floods it to reset one
-// account's count must still spend thousands of failed sign-ins, each
-// counted against their addresses.
+// prune drops expired entries so that random account names sent by an
+// attacker do not grow the maps without bound. If a map is still full, a
+// tenth of it is dropped at random: the memory stays bounded, and an
+// attacker who floods it to reset one account's count must still spend
+// thousands of failed sign-ins, each counted against their addresses.
 func (l *loginLimiter) prune(now time.Time) {
-	for _, m := range []map[string]*failures{l.accounts, l.address} {
-		if len(m) < maxTracked {
-			continue
+	if len(l.accounts) >= maxTracked {
+		for k := range l.accounts {
+			l.live(k, now)
 		}
-		for k, f := range m {
-			if !now.Before(f.since.Add(l.opts.FailureWindow)) {
-				delete(m, k)
+		dropTenth(l.accounts)
+	}
+	if len(l.address) >= maxTracked {
+		for k := range l.address {
+			l.addressWait(k, now)
+		}
+		dropTenth(l.address)
+	}
+	if len(l.known) >= maxTracked {
+		for k, at := range l.known {
+			if now.Sub(at) >= knownFor {
+				delete(l.known, k)
 			}
 		}
-		for k := range m { // map order is random
-			if len(m) < maxTracked*9/10 {
-				break
-			}
-			delete(m, k)
+		dropTenth(l.known)
+	}
+}
+
+// dropTenth deletes random entries of a full map until it is 90% full.
+func dropTenth[V any](m map[string]V) {
+	for k := range m { // map order is random
+		if len(m) < maxTracked*9/10 {
+			break
 		}
+		delete(m, k)
 	}
 }
 

@@ -43,13 +43,14 @@ func (s *Server) apiRoutes() chi.Router {
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)
 			r.Get("/user", s.currentUser)
+			r.Get("/auth/oidc/{provider}/link", s.oidcLink)
 			r.Mount("/user/tokens", s.tokenRoutes())
 			r.Mount("/users", s.userRoutes())
 			r.Mount("/projects", s.projectListRoutes())
 			r.Get("/events/last", s.allEvents)
 			r.Get("/apps", s.apps)
 			if s.opts.Hub != nil {
-				r.Method(http.MethodGet, "/ws", WSHandler(s.opts.Hub, s.wsFilter, s.opts.WS))
+				r.Method(http.MethodGet, "/ws", newWSHandler(s.opts.Hub, s.wsFilter, s.wsRecheck, s.origins, s.opts.WS))
 			}
 
 			// Members of the project (admins pass every check).
@@ -81,7 +82,7 @@ func (s *Server) apiRoutes() chi.Router {
 			})
 		})
 	} else if s.opts.Hub != nil && s.opts.WSAuth != nil {
-		r.Method(http.MethodGet, "/ws", WSHandler(s.opts.Hub, s.opts.WSAuth, s.opts.WS))
+		r.Method(http.MethodGet, "/ws", newWSHandler(s.opts.Hub, s.opts.WSAuth, nil, s.origins, s.opts.WS))
 	}
 
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -110,6 +111,29 @@ func (s *Server) wsFilter(r *http.Request) (func(projectID int64) bool, bool) {
 		return hub.All, true
 	}
 	return s.membershipFilter(r.Context(), p), true
+}
+
+// wsRecheck keeps a socket only while the credential that opened it still
+// signs in the same user, with admin rights if it had them (an admin's
+// socket sees every project). The check reads the credential afresh, so
+// signing out, a password change and deleting the user all end it; it
+// runs on its own context, since the handshake's ends with the socket.
+func (s *Server) wsRecheck(r *http.Request) func() string {
+	first := who(r)
+	return func() string {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		p, msg := s.principalOf(r.WithContext(ctx))
+		switch {
+		case p == nil:
+			return msg
+		case p.id != first.id:
+			return "signed in as someone else"
+		case first.admin() && !p.admin():
+			return "administrator rights were removed; reconnect"
+		}
+		return ""
+	}
 }
 
 // membershipRecheck is how long a membership answer is reused. The filter

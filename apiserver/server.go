@@ -7,6 +7,7 @@ import (
 	"context"
 	"io/fs"
 	"net/http"
+	"net/netip"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -25,8 +26,14 @@ import (
 type Options struct {
 	// Version is reported by GET /api/info.
 	Version string
-	// PublicURL is the address users reach the console at (web_host).
+	// PublicURL is the address users reach the console at (web_host,
+	// --external-url). Browsers' Origin may name it even when a proxy
+	// rewrote Host.
 	PublicURL string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
+	// X-Forwarded-Host are believed (--trusted-proxies); from any other
+	// peer those headers are ignored.
+	TrustedProxies []netip.Prefix
 	// Console is the built console (index.html and assets/).
 	Console fs.FS
 	// Hub and WSAuth serve /api/ws; the route exists only when both are
@@ -78,6 +85,8 @@ type Server struct {
 	opts    Options
 	limiter *loginLimiter
 	creds   *credentialCache
+	proxies proxyTrust
+	origins originPolicy
 	// tasks indexes every project's tasks for the lists, and lists keeps
 	// their encoded answers; both nil without Informers.
 	tasks *taskIndex
@@ -87,7 +96,8 @@ type Server struct {
 // New returns the manager's HTTP handler.
 func New(opts Options) http.Handler {
 	opts.Auth = opts.Auth.withDefaults()
-	s := &Server{opts: opts, limiter: newLoginLimiter(opts.Auth), creds: newCredentialCache(opts.Auth.Now)}
+	s := &Server{opts: opts, limiter: newLoginLimiter(opts.Auth), creds: newCredentialCache(opts.Auth.Now),
+		proxies: opts.TrustedProxies, origins: newOriginPolicy(opts.PublicURL, opts.TrustedProxies)}
 	if opts.Informers != nil && opts.Store != nil {
 		s.lists = newListCache()
 		s.tasks = newTaskIndex(opts.Store, s.lists.changed, s.templateNamesByID)

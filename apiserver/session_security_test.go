@@ -77,13 +77,7 @@ func TestSessions_deletingAUserEndsTheirSessionsAndTokens(t *testing.T) {
 	admin := e.signIn(t, root.Spec.Username, rootPassword)
 	user, password := e.newUser(t, "deleted", false)
 	session := e.signIn(t, user.Spec.Username, password)
-	var tok struct {
-		ID string `json:"id"`
-	}
-	session.must("POST", "/api/user/tokens", nil, http.StatusCreated, &tok)
-	script := e.browser(t)
-	script.header.Set("Authorization", "Bearer "+tok.ID)
-	script.must("GET", "/api/user", nil, http.StatusOK, nil)
+	script := e.tokenScript(t, session)
 
 	admin.must("DELETE", "/api/users/"+itoa(userIDOf(t, user)), nil, http.StatusNoContent, nil)
 	for name, b := range map[string]*browser{"session": session, "token": script} {

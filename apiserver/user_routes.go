@@ -235,13 +235,9 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
 	}
 	// Sessions and tokens die with the user (principalOf would refuse
 	// them anyway, but a stale credential should not linger).
-	for _, kind := range []store.CredentialKind{store.CredentialSession, store.CredentialToken} {
-		_, err := s.opts.Store.DeleteUserCredentials(r.Context(), userID(user), kind, "")
-		s.creds.forget()
-		if err != nil {
-			failErr(w, r, err)
-			return
-		}
+	if err := s.endCredentials(r.Context(), userID(user), ""); err != nil {
+		failErr(w, r, err)
+		return
 	}
 	if err := s.waitGone(r.Context(), user); err != nil {
 		failErr(w, r, err)
@@ -256,8 +252,11 @@ type passwordRequest struct {
 	Password string `json:"password"`
 }
 
-// changePassword sets a new password and ends the user's other sessions:
-// whoever else was signed in with the old password is signed out.
+// changePassword sets a new password and ends the user's other sessions
+// and all their API tokens: whoever else was signed in with the old
+// password is signed out, and a token made with it (perhaps stolen with
+// it) stops working, even the one this request came with. Only the
+// browser session that made the change stays signed in, on a new session.
 func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 	var req passwordRequest
 	if !decode(w, r, &req) {
@@ -287,13 +286,24 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 		}
 		keep = fresh
 	}
-	_, err := s.opts.Store.DeleteUserCredentials(r.Context(), userID(user), store.CredentialSession, keep)
-	s.creds.forget()
-	if err != nil {
+	if err := s.endCredentials(r.Context(), userID(user), keep); err != nil {
 		failErr(w, r, err)
 		return
 	}
 	s.event(r, store.Event{ObjectType: "user", ObjectID: userID(user), ObjectName: user.Spec.Username,
 		Description: fmt.Sprintf("Password of user %s changed", user.Spec.Username)})
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// endCredentials deletes every session and API token of a user but the
+// session keep ("" for none), and forgets the cached ones at once.
+func (s *Server) endCredentials(ctx context.Context, id int64, keep string) error {
+	for _, kind := range []store.CredentialKind{store.CredentialSession, store.CredentialToken} {
+		_, err := s.opts.Store.DeleteUserCredentials(ctx, id, kind, keep)
+		s.creds.forget()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

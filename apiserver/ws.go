@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -19,6 +18,11 @@ import (
 // to users who may see that project"). ok false answers 401.
 type WSAuth func(r *http.Request) (filter func(projectID int64) bool, ok bool)
 
+// wsRecheck, given the handshake request, returns the check that a socket
+// runs every WSOptions.Recheck: "" while the credential that opened it
+// still holds as it did, else why the socket must close. nil never checks.
+type wsRecheck func(r *http.Request) func() string
+
 // WSOptions tunes /api/ws; the zero value is the production setting.
 type WSOptions struct {
 	// PingInterval is how often the server pings (30 s). A client that
@@ -29,6 +33,11 @@ type WSOptions struct {
 	// Buffer is how many messages may wait for one client (4096) before it
 	// counts as fallen behind and is closed.
 	Buffer int
+	// Recheck is how often an open socket checks again that its session or
+	// token still holds, and with the same rights (2 s): signing out, a
+	// password change, deleting the user or taking admin away closes it
+	// within this delay.
+	Recheck time.Duration
 }
 
 // wsReadLimit: clients send nothing but control frames, whose payload is
@@ -44,6 +53,13 @@ const wsReadLimit = 512
 // hijacking). Requests without Origin come from scripts, not browsers, and
 // must authenticate like any other.
 func WSHandler(h *hub.Hub, auth WSAuth, opts WSOptions) http.Handler {
+	return newWSHandler(h, auth, nil, originPolicy{}, opts)
+}
+
+// newWSHandler is WSHandler with the signed-in server's extras: a recheck
+// of each socket's credential, and the names this server goes by behind a
+// proxy.
+func newWSHandler(h *hub.Hub, auth WSAuth, recheck wsRecheck, origins originPolicy, opts WSOptions) http.Handler {
 	if opts.PingInterval <= 0 {
 		opts.PingInterval = 30 * time.Second
 	}
@@ -53,9 +69,12 @@ func WSHandler(h *hub.Hub, auth WSAuth, opts WSOptions) http.Handler {
 	if opts.Buffer <= 0 {
 		opts.Buffer = 4096
 	}
-	return &wsHandler{hub: h, auth: auth, opts: opts, upgrader: websocket.Upgrader{
+	if opts.Recheck <= 0 {
+		opts.Recheck = 2 * time.Second
+	}
+	return &wsHandler{hub: h, auth: auth, recheck: recheck, origins: origins, opts: opts, upgrader: websocket.Upgrader{
 		HandshakeTimeout: opts.WriteTimeout,
-		CheckOrigin:      sameOrigin,
+		CheckOrigin:      origins.allows,
 		Error: func(w http.ResponseWriter, _ *http.Request, code int, reason error) {
 			fail(w, code, reason.Error())
 		},
@@ -65,13 +84,16 @@ func WSHandler(h *hub.Hub, auth WSAuth, opts WSOptions) http.Handler {
 type wsHandler struct {
 	hub      *hub.Hub
 	auth     WSAuth
+	recheck  wsRecheck
+	origins  originPolicy
 	opts     WSOptions
 	upgrader websocket.Upgrader
 }
 
 func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		fail(w, http.StatusForbidden, "websocket refused: Origin "+r.Header.Get("Origin")+" is not this server ("+r.Host+")")
+	if !h.origins.allows(r) {
+		fail(w, http.StatusForbidden, "websocket refused: Origin "+r.Header.Get("Origin")+" is not this server ("+
+			strings.Join(h.origins.names(r), ", ")+"); behind a proxy that rewrites Host, set --external-url")
 		return
 	}
 	filter, ok := h.auth(r)
@@ -90,19 +112,11 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	metrics.WebsocketClients.Inc()
 	defer metrics.WebsocketClients.Dec()
-	(&wsClient{conn: conn, raw: hijack.conn, sub: sub, opts: h.opts}).serve()
-}
-
-// sameOrigin accepts a request without Origin or whose Origin names the
-// host the request was sent to. Behind a reverse proxy the proxy must pass
-// the Host header through.
-func sameOrigin(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
+	c := &wsClient{conn: conn, raw: hijack.conn, sub: sub, opts: h.opts}
+	if h.recheck != nil {
+		c.still = h.recheck(r)
 	}
-	u, err := url.Parse(origin)
-	return err == nil && strings.EqualFold(u.Host, r.Host)
+	c.serve()
 }
 
 // wsClient is one connection: a reader that only processes control frames,
@@ -113,6 +127,8 @@ type wsClient struct {
 	raw  *batchConn // the connection under conn, for sending bursts at once
 	sub  *hub.Subscription
 	opts WSOptions
+	// still is the credential's recheck (see wsRecheck); nil never checks.
+	still func() string
 }
 
 func (c *wsClient) serve() {
@@ -121,17 +137,34 @@ func (c *wsClient) serve() {
 	go func() { readErr <- c.read() }()
 	go func() { writeErr <- c.write(stop) }()
 
+	var recheck <-chan time.Time
+	if c.still != nil {
+		t := time.NewTicker(c.opts.Recheck)
+		defer t.Stop()
+		recheck = t.C
+	}
 	var readFailed error
-	select {
-	case <-c.sub.Done():
-	case err := <-readErr:
-		readErr <- err
-		readFailed = err
-	case err := <-writeErr:
-		writeErr <- err
+	revoked := ""
+wait:
+	for {
+		select {
+		case <-c.sub.Done():
+			break wait
+		case err := <-readErr:
+			readErr <- err
+			readFailed = err
+			break wait
+		case err := <-writeErr:
+			writeErr <- err
+			break wait
+		case <-recheck:
+			if revoked = c.still(); revoked != "" {
+				break wait
+			}
+		}
 	}
 	close(stop)
-	if code, reason := c.closeReason(readFailed); code != 0 {
+	if code, reason := c.closeReason(readFailed, revoked); code != 0 {
 		c.sendClose(code, reason, readErr)
 	}
 	_ = c.conn.Close() // also ends a write stuck on a client that does not read
@@ -141,10 +174,13 @@ func (c *wsClient) serve() {
 
 // closeReason is the close frame owed to the client, if any. A closed
 // subscription explains the end best, whichever side noticed first.
-func (c *wsClient) closeReason(readFailed error) (code int, reason string) {
+// A revoked credential comes first: the client must not just reconnect.
+func (c *wsClient) closeReason(readFailed error, revoked string) (code int, reason string) {
 	var slow *hub.SlowError
 	var netErr net.Error
 	switch err := c.sub.Err(); {
+	case revoked != "":
+		return websocket.ClosePolicyViolation, revoked
 	case errors.As(err, &slow):
 		// 1013 "try again later": the console reconnects and re-reads /output.
 		return websocket.CloseTryAgainLater, err.Error()

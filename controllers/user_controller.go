@@ -51,9 +51,16 @@ func (r *UserReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	before := user.DeepCopy()
 	cond := metav1.Condition{Type: bastionv1.ConditionReady, Status: metav1.ConditionTrue,
 		Reason: bastionv1.ReasonReconciled, ObservedGeneration: user.Generation}
+	clash, err := r.loginClash(ctx, user)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	switch hasPassword, err := r.hasPassword(ctx, user); {
 	case err != nil:
 		return ctrl.Result{}, err
+	case clash != "":
+		cond.Status, cond.Reason = metav1.ConditionFalse, bastionv1.ReasonLoginConflict
+		cond.Message = clash + "; sign-in with that login is refused until one of them changes"
 	case user.Spec.External:
 		cond.Message = "signs in through an identity provider"
 	case hasPassword:
@@ -66,6 +73,28 @@ func (r *UserReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{}, client.IgnoreNotFound(r.Status().Patch(ctx, user, client.MergeFrom(before)))
+}
+
+// loginClash is the rule of the API (users.Clash) for Users applied with
+// kubectl, which the API never saw: a username that is another user's
+// email, or the other way round. The API refuses such a write; here the
+// User says so in Ready, and sign-in refuses the login both users answer
+// to (users.Store.FindByLogin), so neither can be signed in to as the
+// other.
+func (r *UserReconciler) loginClash(ctx context.Context, user *bastionv1.User) (string, error) {
+	all := &bastionv1.UserList{}
+	if err := r.List(ctx, all); err != nil {
+		return "", err
+	}
+	for i := range all.Items {
+		if all.Items[i].Name == user.Name {
+			continue
+		}
+		if err := users.Clash(user.Spec, all.Items[i].Spec); err != nil {
+			return err.Error(), nil
+		}
+	}
+	return "", nil
 }
 
 // hasPassword reports whether the user's password Secret exists (read as
@@ -84,8 +113,23 @@ func (r *UserReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&bastionv1.User{}, builder.WithPredicates(specOrLabelsChanged)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(userOfSecret), builder.OnlyMetadata).
+		// A user's logins clash, or stop clashing, when another changes.
+		Watches(&bastionv1.User{}, handler.EnqueueRequestsFromMapFunc(r.everyUser), builder.WithPredicates(specOrLabelsChanged)).
 		Named("user").
 		Complete(r)
+}
+
+// everyUser maps a change of one User to every User (there are few).
+func (r *UserReconciler) everyUser(ctx context.Context, _ client.Object) []reconcile.Request {
+	all := &bastionv1.UserList{}
+	if err := r.List(ctx, all); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(all.Items))
+	for i := range all.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: all.Items[i].Name}})
+	}
+	return out
 }
 
 // userOfSecret maps a password Secret to its User.

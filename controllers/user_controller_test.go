@@ -53,3 +53,34 @@ func TestUserReconciler_saysWhetherTheUserCanSignIn(t *testing.T) {
 		g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
 	}, timeout, interval).Should(Succeed())
 }
+
+// TestUserReconciler_marksALoginThatNamesTwoUsers: a User applied with
+// kubectl whose username is another user's email (which the API refuses)
+// is not Ready, and says why.
+func TestUserReconciler_marksALoginThatNamesTwoUsers(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	erin := &bastionv1.User{ObjectMeta: metav1.ObjectMeta{Name: "erin"},
+		Spec: bastionv1.UserSpec{Username: "erin", Name: "Erin", Email: "erin@example.com", External: true}}
+	g.Expect(k8sClient.Create(ctx, erin)).To(Succeed())
+	mallory := &bastionv1.User{ObjectMeta: metav1.ObjectMeta{Name: "mallory"},
+		Spec: bastionv1.UserSpec{Username: "ERIN@example.com", Name: "Mallory", Email: "mallory@example.com", External: true}}
+	g.Expect(k8sClient.Create(ctx, mallory)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		cond := userReady(g, "mallory")
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(cond.Reason).To(Equal(bastionv1.ReasonLoginConflict))
+		g.Expect(cond.Message).To(ContainSubstring("another user's email"))
+	}, timeout, interval).Should(Succeed())
+
+	// Once the clash is gone, the other user is Ready again.
+	g.Eventually(func(g Gomega) {
+		g.Expect(userReady(g, "erin").Reason).To(Equal(bastionv1.ReasonLoginConflict))
+	}, timeout, interval).Should(Succeed())
+	g.Expect(k8sClient.Delete(ctx, mallory)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		cond := userReady(g, "erin")
+		g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+	}, timeout, interval).Should(Succeed())
+}

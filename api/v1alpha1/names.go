@@ -29,6 +29,9 @@ const (
 	ReasonNamespaceConflict = "NamespaceConflict"
 	// ReasonNoPassword: a User who is not external has no password yet.
 	ReasonNoPassword = "NoPassword"
+	// ReasonLoginConflict: a User's username or email is another User's
+	// login too, so that login signs in neither of them.
+	ReasonLoginConflict = "LoginConflict"
 	// ReasonReconcileError: the last reconcile failed; the message says why.
 	ReasonReconcileError = "ReconcileError"
 )

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/apiserver"
 	"github.com/bastion-dev/bastion/config/crd"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/controlplane"
@@ -33,8 +34,12 @@ type devOptions struct {
 	dataDir   string
 	assetsDir string
 	runnerURL string
-	demoRepo  string
-	alerts    alertFlags
+	// externalURL is how browsers reach the console, when a proxy stands
+	// in front (default http://<listen>).
+	externalURL    string
+	trustedProxies []netip.Prefix
+	demoRepo       string
+	alerts         alertFlags
 	// globalMaxParallel caps running tasks across projects, as the
 	// manager's flag of the same name.
 	globalMaxParallel int
@@ -68,6 +73,11 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opts.dataDir, "data-dir", defaultDataDir(), "directory for etcd data, logs and the kubeconfig")
 	fs.StringVar(&opts.assetsDir, "assets", defaultAssetsDir(), "directory with the etcd and kube-apiserver binaries (make envtest-assets)")
 	fs.StringVar(&opts.runnerURL, "runner-url", "", "URL runners reach the manager at (default: the --listen address)")
+	fs.StringVar(&opts.externalURL, "external-url", "", "URL browsers reach the console at, through a reverse proxy (default http://<listen>)")
+	fs.Func("trusted-proxies", trustedProxiesUsage, func(v string) (err error) {
+		opts.trustedProxies, err = apiserver.ParseTrustedProxies(v)
+		return err
+	})
 	fs.StringVar(&opts.demoRepo, "demo-repo-listen", "auto", `address of the built-in demo git repository (auto: the --listen host, on the port of the last run or a free one; "" turns it off)`)
 	fs.IntVar(&opts.globalMaxParallel, "global-max-parallel-tasks", 0, "running tasks across all projects (0 = no limit)")
 	opts.alerts.register(fs)
@@ -94,7 +104,10 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer ln.Close()
-	publicURL := "http://" + ln.Addr().String()
+	// Runners reach the manager directly, not through the users' proxy.
+	listenURL := "http://" + ln.Addr().String()
+	publicURL := cmp.Or(opts.externalURL, listenURL)
+	runnerURL := cmp.Or(opts.runnerURL, listenURL)
 	alerts, err := opts.alerts.config(publicURL)
 	if err != nil {
 		return err
@@ -137,7 +150,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 
 	demoURL := ""
 	if demoRepo != nil {
-		if demoURL, err = demoRepoURL(cmp.Or(opts.runnerURL, publicURL), demoRepo); err != nil {
+		if demoURL, err = demoRepoURL(runnerURL, demoRepo); err != nil {
 			return err
 		}
 	}
@@ -152,7 +165,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	mgr, err := newManager(cp.Config, ln, managerOptions{
-		PublicURL: publicURL, RunnerURL: opts.runnerURL, MetricsAddr: "0", ProbeAddr: "0", Namespace: devNamespace,
+		PublicURL: publicURL, TrustedProxies: opts.trustedProxies, RunnerURL: runnerURL, MetricsAddr: "0", ProbeAddr: "0", Namespace: devNamespace,
 		Launcher: &launch.LocalLauncher{Client: direct, BaseDir: runs},
 		StoreDSN: "sqlite://" + filepath.Join(dataDir, "bastion.db"),
 		DemoRepo: demoRepo, DemoRepoURL: demoURL, Alerts: alerts,

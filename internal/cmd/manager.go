@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -43,12 +44,15 @@ import (
 
 // managerOptions configure `bastion manager` (and the manager inside dev).
 type managerOptions struct {
-	Listen      string // API and console
-	PublicURL   string // how users reach the console (web_host)
-	MetricsAddr string // "0" disables
-	ProbeAddr   string // "0" disables
-	LeaderElect bool
-	Namespace   string // the manager's own namespace (user password Secrets)
+	Listen    string // API and console
+	PublicURL string // how users reach the console (web_host)
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
+	// X-Forwarded-Host are believed (--trusted-proxies).
+	TrustedProxies []netip.Prefix
+	MetricsAddr    string // "0" disables
+	ProbeAddr      string // "0" disables
+	LeaderElect    bool
+	Namespace      string // the manager's own namespace (user password Secrets)
 	// NamespaceRole and ServiceAccount, when set, make the manager bind
 	// that ClusterRole to its ServiceAccount in each project namespace
 	// (internal/nsaccess): its only rights on Secrets.
@@ -143,6 +147,11 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	fs := newFlagSet("manager", stderr)
 	fs.StringVar(&opts.Listen, "listen", ":3000", "address of the API and the console")
 	fs.StringVar(&opts.PublicURL, "public-url", "", "URL users reach the console at (default http://<listen>)")
+	fs.StringVar(&opts.PublicURL, "external-url", "", "the same as --public-url (Semaphore's web_host): browsers' Origin may name it behind a proxy that rewrites Host")
+	fs.Func("trusted-proxies", trustedProxiesUsage, func(v string) (err error) {
+		opts.TrustedProxies, err = apiserver.ParseTrustedProxies(v)
+		return err
+	})
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
 	fs.BoolVar(&opts.LeaderElect, "leader-elect", false, "use leader election, for more than one replica")
@@ -228,6 +237,9 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	opts.alertFlags = alerts
 	return opts, *demoRepoListen, err
 }
+
+// trustedProxiesUsage is the help of --trusted-proxies, here and in dev.
+const trustedProxiesUsage = "reverse proxies (CIDRs or addresses, comma-separated) whose X-Forwarded-For gives the client's address for the sign-in limits and whose X-Forwarded-Host may name this server for the websocket; from any other peer those headers are ignored"
 
 // listen binds the API address before anything else starts, so that a busy
 // port is reported at once and leaves nothing running.
@@ -365,16 +377,17 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		return nil, err
 	}
 	handler := apiserver.New(apiserver.Options{
-		Version:   version.Version,
-		PublicURL: opts.PublicURL,
-		Console:   console.FS(),
-		Client:    mgr.GetClient(),
-		Reader:    mgr.GetAPIReader(),
-		Informers: mgr.GetCache(),
-		Keys:      keys,
-		Granter:   granter,
-		Store:     output,
-		Hub:       live,
+		Version:        version.Version,
+		PublicURL:      opts.PublicURL,
+		TrustedProxies: opts.TrustedProxies,
+		Console:        console.FS(),
+		Client:         mgr.GetClient(),
+		Reader:         mgr.GetAPIReader(),
+		Informers:      mgr.GetCache(),
+		Keys:           keys,
+		Granter:        granter,
+		Store:          output,
+		Hub:            live,
 
 		Users:                &users.Store{Client: mgr.GetClient(), Namespace: opts.Namespace, IDs: alloc},
 		IDs:                  alloc,

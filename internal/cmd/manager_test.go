@@ -537,3 +537,19 @@ func TestManagerFlags_taskResources(t *testing.T) {
 		}
 	}
 }
+
+func TestManagerFlags_trustedProxiesAndExternalURL(t *testing.T) {
+	opts, _, err := parseManagerFlags([]string{"--trusted-proxies", "10.0.0.0/8, 192.168.1.7", "--external-url", "https://bastion.example.com"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(opts.TrustedProxies) != 2 || opts.TrustedProxies[0].String() != "10.0.0.0/8" || opts.TrustedProxies[1].String() != "192.168.1.7/32" {
+		t.Fatalf("trusted proxies = %v", opts.TrustedProxies)
+	}
+	if opts.PublicURL != "https://bastion.example.com" {
+		t.Fatalf("--external-url set the public URL to %q", opts.PublicURL)
+	}
+	if _, _, err := parseManagerFlags([]string{"--trusted-proxies", "the-proxy"}, io.Discard); err == nil || !strings.Contains(err.Error(), "the-proxy") {
+		t.Fatalf("a trusted proxy that is no address: %v, want an error naming it", err)
+	}
+}

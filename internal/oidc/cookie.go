@@ -25,7 +25,10 @@ type loginState struct {
 	Nonce    string `json:"n"`
 	Verifier string `json:"v"`
 	Query    string `json:"q,omitempty"`
-	Expires  int64  `json:"e"` // unix seconds; inside the seal so it cannot be stretched
+	// Link, set by Link, binds the attempt to the signed-in session that
+	// asked to link an identity to its user.
+	Link    string `json:"l,omitempty"`
+	Expires int64  `json:"e"` // unix seconds; inside the seal so it cannot be stretched
 }
 
 // sealer encrypts login states with AES-256-GCM. The provider id is the

@@ -263,6 +263,30 @@ func (p *Providers) RedirectURL(id string) (string, error) {
 // state, nonce, PKCE verifier and r.URL.RawQuery (for the console to return
 // to) for Callback. On error it writes nothing; HTTPStatus maps the error.
 func (p *Providers) Login(w http.ResponseWriter, r *http.Request, id string) error {
+	return p.start(w, r, id, "")
+}
+
+// Link starts a sign-in with provider id whose identity is to be linked
+// to a signed-in user rather than sign anyone in: session names that
+// user's session, and Callback hands it back in Started.Link, sealed in
+// the login cookie so no one can swap it. The caller checks at the
+// callback that the same session is still signed in.
+func (p *Providers) Link(w http.ResponseWriter, r *http.Request, id, session string) error {
+	if session == "" {
+		return fmt.Errorf("%w: linking needs a signed-in session", ErrSignInFailed)
+	}
+	return p.start(w, r, id, session)
+}
+
+// Started is what Login or Link remembered for Callback.
+type Started struct {
+	// Query is the query string the sign-in started with.
+	Query string
+	// Link is the session given to Link; "" for a plain sign-in.
+	Link string
+}
+
+func (p *Providers) start(w http.ResponseWriter, r *http.Request, id, link string) error {
 	pr := p.byID[id]
 	if pr == nil {
 		return ErrUnknownProvider
@@ -281,6 +305,7 @@ func (p *Providers) Login(w http.ResponseWriter, r *http.Request, id string) err
 		Nonce:    randomToken(),
 		Verifier: oauth2.GenerateVerifier(),
 		Query:    query,
+		Link:     link,
 		Expires:  p.now().Add(loginTTL).Unix(),
 	}
 	value, err := p.sealer.seal(st)
@@ -296,48 +321,48 @@ func (p *Providers) Login(w http.ResponseWriter, r *http.Request, id string) err
 // Callback finishes a sign-in at provider id's redirect URL: it checks the
 // state against the login cookie, exchanges the code (with the PKCE
 // verifier), verifies the ID token (signature, issuer, audience, expiry,
-// nonce) and reads the identity. It returns the query string Login
+// nonce) and reads the identity. It returns what Login or Link
 // remembered. The login cookie is cleared whatever the outcome: a sign-in
 // attempt is good for one callback. The caller writes the response.
-func (p *Providers) Callback(w http.ResponseWriter, r *http.Request, id string) (Identity, string, error) {
+func (p *Providers) Callback(w http.ResponseWriter, r *http.Request, id string) (Identity, Started, error) {
 	pr := p.byID[id]
 	if pr == nil {
-		return Identity{}, "", ErrUnknownProvider
+		return Identity{}, Started{}, ErrUnknownProvider
 	}
 	cookie, cookieErr := r.Cookie(cookieName)
 	http.SetCookie(w, p.cookie("", -1))
 	w.Header().Set("Cache-Control", "no-store")
 	if cookieErr != nil {
-		return Identity{}, "", fmt.Errorf("%w: no sign-in was started in this browser, or it expired; start again", ErrInvalidState)
+		return Identity{}, Started{}, fmt.Errorf("%w: no sign-in was started in this browser, or it expired; start again", ErrInvalidState)
 	}
 	st, err := p.sealer.open(cookie.Value, id)
 	if err != nil {
-		return Identity{}, "", fmt.Errorf("%w: the sign-in was started elsewhere or by another server; start again", ErrInvalidState)
+		return Identity{}, Started{}, fmt.Errorf("%w: the sign-in was started elsewhere or by another server; start again", ErrInvalidState)
 	}
 	expires := time.Unix(st.Expires, 0)
 	if p.now().After(expires) {
-		return Identity{}, "", fmt.Errorf("%w: the sign-in took too long; start again", ErrInvalidState)
+		return Identity{}, Started{}, fmt.Errorf("%w: the sign-in took too long; start again", ErrInvalidState)
 	}
 	q := r.URL.Query()
 	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(st.State)) != 1 {
-		return Identity{}, "", fmt.Errorf("%w: the state does not match this browser's sign-in", ErrInvalidState)
+		return Identity{}, Started{}, fmt.Errorf("%w: the state does not match this browser's sign-in", ErrInvalidState)
 	}
 	if !p.consume(st.State, expires) {
-		return Identity{}, "", fmt.Errorf("%w: this sign-in was already completed", ErrInvalidState)
+		return Identity{}, Started{}, fmt.Errorf("%w: this sign-in was already completed", ErrInvalidState)
 	}
 	if e := q.Get("error"); e != "" {
 		// Only the standard error code is repeated: the description is
 		// free text anyone can put in a link.
-		return Identity{}, "", fmt.Errorf("%w: the provider answered %s", ErrSignInFailed, safeCode(e))
+		return Identity{}, Started{}, fmt.Errorf("%w: the provider answered %s", ErrSignInFailed, safeCode(e))
 	}
 	code := q.Get("code")
 	if code == "" {
-		return Identity{}, "", fmt.Errorf("%w: the provider sent no authorization code", ErrSignInFailed)
+		return Identity{}, Started{}, fmt.Errorf("%w: the provider sent no authorization code", ErrSignInFailed)
 	}
 
 	d, err := pr.discover(r.Context())
 	if err != nil {
-		return Identity{}, "", err
+		return Identity{}, Started{}, err
 	}
 	ctx, cancel := context.WithTimeout(gooidc.ClientContext(r.Context(), pr.client), exchangeTimeout)
 	defer cancel()
@@ -345,28 +370,28 @@ func (p *Providers) Callback(w http.ResponseWriter, r *http.Request, id string) 
 
 	tok, err := d.oauth.Exchange(ctx, code, oauth2.VerifierOption(st.Verifier))
 	if err != nil {
-		return Identity{}, "", pr.exchangeError(err, secrets)
+		return Identity{}, Started{}, pr.exchangeError(err, secrets)
 	}
 	rawID, _ := tok.Extra("id_token").(string)
 	if rawID == "" {
-		return Identity{}, "", fmt.Errorf("%w: the provider sent no ID token (is the openid scope allowed?)", ErrSignInFailed)
+		return Identity{}, Started{}, fmt.Errorf("%w: the provider sent no ID token (is the openid scope allowed?)", ErrSignInFailed)
 	}
 	secrets = append(secrets, rawID, tok.AccessToken, tok.RefreshToken)
 	idt, err := d.verifier.Verify(ctx, rawID)
 	if err != nil {
-		return Identity{}, "", fmt.Errorf("%w: the ID token did not verify: %s", ErrSignInFailed, redact(err.Error(), secrets))
+		return Identity{}, Started{}, fmt.Errorf("%w: the ID token did not verify: %s", ErrSignInFailed, redact(err.Error(), secrets))
 	}
 	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(st.Nonce)) != 1 {
-		return Identity{}, "", fmt.Errorf("%w: the ID token's nonce does not match this sign-in", ErrSignInFailed)
+		return Identity{}, Started{}, fmt.Errorf("%w: the ID token's nonce does not match this sign-in", ErrSignInFailed)
 	}
 	if idt.AccessTokenHash != "" {
 		if err := idt.VerifyAccessToken(tok.AccessToken); err != nil {
-			return Identity{}, "", fmt.Errorf("%w: the access token does not match the ID token", ErrSignInFailed)
+			return Identity{}, Started{}, fmt.Errorf("%w: the access token does not match the ID token", ErrSignInFailed)
 		}
 	}
 	claims := map[string]any{}
 	if err := idt.Claims(&claims); err != nil {
-		return Identity{}, "", fmt.Errorf("%w: the ID token's claims are unreadable", ErrSignInFailed)
+		return Identity{}, Started{}, fmt.Errorf("%w: the ID token's claims are unreadable", ErrSignInFailed)
 	}
 	pr.addUserinfo(ctx, d, tok, idt.Subject, claims)
 
@@ -388,7 +413,7 @@ func (p *Providers) Callback(w http.ResponseWriter, r *http.Request, id string) 
 	if ident.Name == "" {
 		ident.Name = ident.Username
 	}
-	return ident, st.Query, nil
+	return ident, Started{Query: st.Query, Link: st.Link}, nil
 }
 
 // discover fetches the provider's metadata once; until that succeeds every

@@ -94,12 +94,12 @@ func newEnv(t *testing.T) *env {
 		}
 	})
 	r.Get(RoutePrefix+"/{id}/redirect", func(w http.ResponseWriter, r *http.Request) {
-		ident, query, err := e.callback.Callback(w, r, chi.URLParam(r, "id"))
+		ident, started, err := e.callback.Callback(w, r, chi.URLParam(r, "id"))
 		if err != nil {
 			http.Error(w, err.Error(), HTTPStatus(err))
 			return
 		}
-		_ = json.NewEncoder(w).Encode(callbackResult{Identity: ident, Query: query})
+		_ = json.NewEncoder(w).Encode(callbackResult{Identity: ident, Query: started.Query})
 	})
 	e.srv = httptest.NewServer(r)
 	t.Cleanup(e.srv.Close)

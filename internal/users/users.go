@@ -73,18 +73,28 @@ func (s *Store) List(ctx context.Context) ([]bastionv1.User, error) {
 	return list.Items, nil
 }
 
-// FindByLogin returns the user whose username or email equals login.
+// FindByLogin returns the user whose username or email equals login. A
+// login that names two users (one's username, another's email: only a
+// User written with kubectl can do that, the API refuses it) names
+// nobody, so it can never sign in as the wrong one.
 func (s *Store) FindByLogin(ctx context.Context, login string) (*bastionv1.User, error) {
 	all, err := s.List(ctx)
 	if err != nil {
 		return nil, err
 	}
+	var found *bastionv1.User
 	for i := range all {
 		if all[i].Spec.Username == login || strings.EqualFold(all[i].Spec.Email, login) {
-			return &all[i], nil
+			if found != nil {
+				return nil, fmt.Errorf("%w: %q names more than one user", ErrNotFound, login)
+			}
+			found = &all[i]
 		}
 	}
-	return nil, fmt.Errorf("%w: %q", ErrNotFound, login)
+	if found == nil {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, login)
+	}
+	return found, nil
 }
 
 // Create adds a user with the given password. It refuses a username or
@@ -93,14 +103,7 @@ func (s *Store) Create(ctx context.Context, spec bastionv1.UserSpec, password st
 	if err := validate(spec, password); err != nil {
 		return nil, err
 	}
-	if _, err := s.FindByLogin(ctx, spec.Username); err == nil {
-		return nil, fmt.Errorf("a user with username %q already exists: %w", spec.Username, ErrTaken)
-	} else if !errors.Is(err, ErrNotFound) {
-		return nil, err
-	}
-	if _, err := s.FindByLogin(ctx, spec.Email); err == nil {
-		return nil, fmt.Errorf("a user with email %q already exists: %w", spec.Email, ErrTaken)
-	} else if !errors.Is(err, ErrNotFound) {
+	if err := s.CheckUnique(ctx, spec, ""); err != nil {
 		return nil, err
 	}
 
@@ -272,7 +275,9 @@ func ValidateSpec(spec bastionv1.UserSpec) error {
 }
 
 // CheckUnique refuses a username or email that a user other than self
-// (a metadata.name; "" for a new user) already has.
+// (a metadata.name; "" for a new user) already has, and a username that is
+// another user's email or an email that is another's username: a login
+// must name one user.
 func (s *Store) CheckUnique(ctx context.Context, spec bastionv1.UserSpec, self string) error {
 	all, err := s.List(ctx)
 	if err != nil {
@@ -282,12 +287,27 @@ func (s *Store) CheckUnique(ctx context.Context, spec bastionv1.UserSpec, self s
 		if u.Name == self {
 			continue
 		}
-		if u.Spec.Username == spec.Username {
-			return fmt.Errorf("a user with username %q already exists: %w", spec.Username, ErrTaken)
+		if err := Clash(spec, u.Spec); err != nil {
+			return err
 		}
-		if strings.EqualFold(u.Spec.Email, spec.Email) {
-			return fmt.Errorf("a user with email %q already exists: %w", spec.Email, ErrTaken)
-		}
+	}
+	return nil
+}
+
+// Clash says why a user with spec cannot sit beside a user with other,
+// or nil. Logins match usernames exactly and emails in any case
+// (FindByLogin); a username and an email are compared in any case, so that
+// no login can name both.
+func Clash(spec, other bastionv1.UserSpec) error {
+	switch {
+	case spec.Username == other.Username:
+		return fmt.Errorf("a user with username %q already exists: %w", spec.Username, ErrTaken)
+	case strings.EqualFold(spec.Email, other.Email):
+		return fmt.Errorf("a user with email %q already exists: %w", spec.Email, ErrTaken)
+	case strings.EqualFold(spec.Username, other.Email):
+		return invalid(fmt.Sprintf("the username %q is another user's email; a username may not equal another user's email", spec.Username))
+	case strings.EqualFold(spec.Email, other.Username):
+		return invalid(fmt.Sprintf("the email %q is another user's username; an email may not equal another user's username", spec.Email))
 	}
 	return nil
 }

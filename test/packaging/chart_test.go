@@ -197,7 +197,7 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 		"--disable-password-login", "--runner-network-policy=/etc/bastion/config/runner-egress.yaml",
 		"--global-max-parallel-tasks=10", "--task-keep-last=50", "--task-deadline=2h",
 		"--runner-image-terraform=registry.example.com/bastion-runner-terraform:0.1.0", "--initial-admin-login=root",
-		"--runner-image-pull-policy=Always",
+		"--runner-image-pull-policy=Always", "--trusted-proxies=10.244.0.0/16,192.168.0.10",
 		// Alerts: every sender on, its secrets as files.
 		"--alert-on-stopped=true", "--alert-attempts=3", "--alert-backoff=30s",
 		"--smtp-host=smtp.example.com", "--smtp-port=465", "--smtp-tls=tls", "--smtp-username=bastion",

@@ -55,8 +55,8 @@ app.kubernetes.io/component: manager
 {{- end }}
 
 {{- define "bastion.publicURL" -}}
-{{- if .Values.publicURL }}
-{{- .Values.publicURL }}
+{{- if or .Values.externalURL .Values.publicURL }}
+{{- .Values.externalURL | default .Values.publicURL }}
 {{- else if .Values.ingress.enabled }}
 {{- printf "%s://%s" (ternary "https" "http" (ne .Values.ingress.tlsSecretName "")) .Values.ingress.host }}
 {{- end }}

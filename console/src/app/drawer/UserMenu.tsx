@@ -4,6 +4,7 @@ import UserIcon from '@patternfly/react-icons/dist/esm/icons/user-icon';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router-dom';
 import { displayVersion } from '../../api/useInfo';
+import { oidcLinkUrl, useLoginOptions } from '../../resources/auth/useLogin';
 import { AccountDialog, ChangePasswordDialog, Loading } from '../lazyPages';
 import { useNotify } from '../Notifications';
 import { useSession } from '../SessionContext';
@@ -17,6 +18,8 @@ export function UserMenu() {
   const notify = useNotify();
   const [isOpen, setOpen] = useState(false);
   const [dialog, setDialog] = useState<'account' | 'password' | null>(null);
+  // Read when the menu opens: a password user links single sign-on here.
+  const providers = useLoginOptions(isOpen && !user.external).data?.oidc_providers ?? [];
 
   const pick = (action: () => void) => () => {
     setOpen(false);
@@ -52,6 +55,12 @@ export function UserMenu() {
           {!user.external && (
             <DropdownItem onClick={pick(() => setDialog('password'))}>{t('Change password')}</DropdownItem>
           )}
+          {!user.external &&
+            providers.map((p) => (
+              <DropdownItem key={p.id} onClick={pick(() => window.location.assign(oidcLinkUrl(p)))}>
+                {t('Link sign-in with {{provider}}', { provider: p.name })}
+              </DropdownItem>
+            ))}
           <DropdownItem onClick={pick(() => void signOut().catch(notify.error))}>{t('Sign out')}</DropdownItem>
         </DropdownList>
       </Dropdown>

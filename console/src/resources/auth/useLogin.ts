@@ -16,10 +16,11 @@ export interface LoginOptions {
   login_with_password: boolean;
 }
 
-export function useLoginOptions() {
+export function useLoginOptions(enabled = true) {
   return useQuery({
     queryKey: queryKeys.loginOptions,
     queryFn: () => apiGet<LoginOptions>('/auth/login'),
+    enabled,
   });
 }
 
@@ -33,4 +34,12 @@ export function useLogin() {
 /** Where an identity provider's button goes, carrying the page's query string. */
 export function oidcLoginUrl(provider: OidcProvider, search: string): string {
   return `/api/auth/oidc/${encodeURIComponent(provider.id)}/login${search}`;
+}
+
+/**
+ * Where a signed-in user links an identity provider to their account: the
+ * server never links a password account or an admin on its own.
+ */
+export function oidcLinkUrl(provider: OidcProvider): string {
+  return `/api/auth/oidc/${encodeURIComponent(provider.id)}/link`;
 }

@@ -81,6 +81,35 @@ describe('the drawer (spec §2)', () => {
     }
   });
 
+  it('offers to link each single sign-on provider to a password account, never to an external one', async () => {
+    renderDrawer('/project/1/history', alice);
+    stubApi({
+      'GET /projects': [200, projects],
+      'GET /project/1/role': [200, { role: 'owner', permissions: 15 }],
+      'GET /auth/login': [200, { oidc_providers: [{ id: 'corp', name: 'Corp SSO' }], login_with_password: true }],
+    });
+    fireEvent.click(await screen.findByTestId('user-menu'));
+    expect(await screen.findByRole('menuitem', { name: 'Link sign-in with Corp SSO' })).toBeInTheDocument();
+  });
+
+  it('offers no link to an external user, whose sign-in is its provider', async () => {
+    const { calls } = stubApi({
+      'GET /projects': [200, projects],
+      'GET /project/1/role': [200, { role: 'owner', permissions: 15 }],
+      'GET /auth/login': [200, { oidc_providers: [{ id: 'corp', name: 'Corp SSO' }], login_with_password: true }],
+    });
+    renderWithProviders(
+      <ProjectFrame>
+        <div />
+      </ProjectFrame>,
+      { path: '/project/1/history', route: '/project/:projectId/*', user: { ...alice, external: true } },
+    );
+    fireEvent.click(await screen.findByTestId('user-menu'));
+    await screen.findByText('Version v1.2.3');
+    expect(screen.queryByRole('menuitem', { name: /Link sign-in/ })).not.toBeInTheDocument();
+    expect(calls.some((c) => c.path === '/auth/login')).toBe(false);
+  });
+
   it('has no Users entry for others', async () => {
     renderDrawer('/project/1/history', alice);
     fireEvent.click(await screen.findByTestId('user-menu'));

@@ -1,0 +1,184 @@
+package apiserver_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bastion-dev/bastion/apiserver"
+)
+
+// attempt is one sign-in's answer.
+type attempt struct {
+	code       int
+	retryAfter string
+	message    string
+}
+
+// signInFrom tries a password sign-in with X-Forwarded-For set to xff
+// ("" sends none).
+func signInFrom(t *testing.T, b *browser, xff, login, password string) attempt {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"auth": login, "password": password})
+	req, err := http.NewRequestWithContext(t.Context(), "POST", b.base+"/api/auth/login", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
+	resp, err := b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	a := attempt{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
+	if a.code >= 400 {
+		a.message = errorOf(t, data)
+	}
+	return a
+}
+
+// limitServer is an API server of its own (its own limiter) that trusts
+// the proxies given.
+func limitServer(t *testing.T, e *apiEnv, proxies ...string) *browser {
+	t.Helper()
+	base := e.serve(t, func(_ string, o *apiserver.Options) {
+		for _, p := range proxies {
+			o.TrustedProxies = append(o.TrustedProxies, netip.MustParsePrefix(p))
+		}
+	})
+	b := e.browser(t)
+	b.base = base
+	return b
+}
+
+// TestSignIn_forwardedForIsBelievedOnlyFromATrustedProxy: a client that
+// sends X-Forwarded-For itself cannot pick a fresh rate-limit bucket for
+// every guess; behind a trusted proxy, each client has its own bucket,
+// and the client's own additions to the header are ignored.
+func TestSignIn_forwardedForIsBelievedOnlyFromATrustedProxy(t *testing.T) {
+	e := startEnv(t)
+	victim, password := e.newUser(t, "xff", false)
+
+	direct := limitServer(t, e) // no trusted proxy
+	for i := range 20 {
+		a := signInFrom(t, direct, "198.51.100."+itoa(int64(i)), "nobody-"+itoa(int64(i)), "guess")
+		if a.code != http.StatusUnauthorized {
+			t.Fatalf("guess %d = %+v, want 401", i, a)
+		}
+	}
+	a := signInFrom(t, direct, "203.0.113.99", victim.Spec.Username, password)
+	if a.code != http.StatusTooManyRequests || !strings.Contains(a.message, "address") || a.retryAfter == "" {
+		t.Fatalf("after 20 guesses with a new X-Forwarded-For each, a sign-in = %+v, want 429 for the address: the header must be ignored", a)
+	}
+
+	proxied := limitServer(t, e, "127.0.0.1/32", "::1/128")
+	for i := range 20 {
+		// The proxy appends the real client; what the client wrote comes
+		// first and must not count.
+		a := signInFrom(t, proxied, "10.9.9."+itoa(int64(i))+", 203.0.113.7", "nobody-"+itoa(int64(i)), "guess")
+		if a.code != http.StatusUnauthorized {
+			t.Fatalf("guess %d = %+v, want 401", i, a)
+		}
+	}
+	if a := signInFrom(t, proxied, "192.0.2.1, 203.0.113.7", victim.Spec.Username, password); a.code != http.StatusTooManyRequests || !strings.Contains(a.message, "address") {
+		t.Fatalf("the guessing client with a new forged hop = %+v, want 429 for its address", a)
+	}
+	if a := signInFrom(t, proxied, "203.0.113.8", victim.Spec.Username, password); a.code != http.StatusNoContent {
+		t.Fatalf("another client behind the same proxy = %+v, want 204: the proxy's address is not the client's", a)
+	}
+}
+
+// TestSignIn_accountBackoffGrowsButNeverLocksTheOwnerOut: guesses at one
+// account make the guessing addresses wait 1 s, 2 s, 4 s… up to 30 s,
+// with 429 and Retry-After, the same for an account that does not exist;
+// meanwhile the owner gets in from an address that has not guessed, and
+// from one they signed in from before.
+func TestSignIn_accountBackoffGrowsButNeverLocksTheOwnerOut(t *testing.T) {
+	e := startEnv(t)
+	owner, password := e.newUser(t, "backoff", false)
+	b := limitServer(t, e, "127.0.0.1/32", "::1/128")
+
+	// The owner signed in from home once.
+	if a := signInFrom(t, b, "198.51.100.10", owner.Spec.Username, password); a.code != http.StatusNoContent {
+		t.Fatalf("owner's first sign-in = %+v", a)
+	}
+
+	// Each round of guessing comes from another attacker address, so that
+	// the per-address limit (20) stays out of the way.
+	guess := func(login, attacker string) []attempt {
+		var out []attempt
+		for range 3 {
+			if a := signInFrom(t, b, attacker, login, "guess"); a.code != http.StatusUnauthorized {
+				t.Fatalf("a free guess at %s = %+v, want 401", login, a)
+			}
+		}
+		for range 7 {
+			a := signInFrom(t, b, attacker, login, "guess")
+			out = append(out, a)
+			if a.code != http.StatusTooManyRequests {
+				t.Fatalf("a guess at %s during its delay = %+v, want 429", login, a)
+			}
+			wait, _ := time.ParseDuration(a.retryAfter + "s")
+			e.Clock.Advance(wait)
+			if a := signInFrom(t, b, attacker, login, "guess"); a.code != http.StatusUnauthorized {
+				t.Fatalf("a guess at %s after Retry-After = %+v, want 401", login, a)
+			}
+		}
+		return out
+	}
+	real := guess(owner.Spec.Username, "203.0.113.66")
+	var waits []string
+	for _, a := range real {
+		waits = append(waits, a.retryAfter)
+	}
+	if got := strings.Join(waits, ","); got != "1,2,4,8,16,30,30" {
+		t.Fatalf("Retry-After of the delays = %s, want 1,2,4,8,16,30,30 (doubling, capped at 30 s)", got)
+	}
+	for _, a := range real {
+		if strings.Contains(a.message, owner.Spec.Username) {
+			t.Fatalf("the 429 names the account: %q", a.message)
+		}
+	}
+	// The attacker is in its delay now: the owner still gets in from home
+	// (signed in from there before)...
+	if a := signInFrom(t, b, "203.0.113.66", owner.Spec.Username, password); a.code != http.StatusTooManyRequests {
+		t.Fatalf("the right password from the guessing address during the delay = %+v, want 429", a)
+	}
+	if a := signInFrom(t, b, "198.51.100.10", owner.Spec.Username, password); a.code != http.StatusNoContent {
+		t.Fatalf("the owner from a known address during an attack = %+v, want 204", a)
+	}
+	// An account nobody has answers exactly the same: the delay tells
+	// nothing about whether an account exists.
+	ghost := guess("no-such-user-"+owner.Name, "203.0.113.67")
+	for i := range real {
+		if real[i] != ghost[i] {
+			t.Fatalf("delay %d: real account %+v, unknown account %+v; they must not differ", i, real[i], ghost[i])
+		}
+	}
+
+	// ...and, once the attack starts over, from a new address that has
+	// not guessed (a phone on another network).
+	guess(owner.Spec.Username, "203.0.113.68")
+	if a := signInFrom(t, b, "192.0.2.200", owner.Spec.Username, password); a.code != http.StatusNoContent {
+		t.Fatalf("the owner from a fresh address during an attack = %+v, want 204", a)
+	}
+	// A fresh address that guesses wrong becomes a guesser: its next try
+	// waits like the attacker's.
+	guess(owner.Spec.Username, "203.0.113.69")
+	if a := signInFrom(t, b, "192.0.2.201", owner.Spec.Username, "wrong"); a.code != http.StatusUnauthorized {
+		t.Fatalf("a fresh address's first try = %+v, want 401", a)
+	}
+	if a := signInFrom(t, b, "192.0.2.201", owner.Spec.Username, password); a.code != http.StatusTooManyRequests || a.retryAfter == "" {
+		t.Fatalf("that address's next try during the delay = %+v, want 429", a)
+	}
+	e.Clock.Advance(16 * time.Minute) // let the attacker's address window pass for other tests
+}
