@@ -19,7 +19,6 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/config/crd"
-	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/controlplane"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/users"
@@ -141,22 +140,26 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	// No kubelet here: tasks run as local `bastion runner` processes, with
-	// their private input directories under the data dir.
-	runs := filepath.Join(dataDir, "runs")
-	if err := os.MkdirAll(runs, 0o700); err != nil {
-		return err
-	}
 	direct, err := client.New(cp.Config, client.Options{Scheme: newScheme()})
 	if err != nil {
 		return err
 	}
+	// No kubelet here: tasks run as local `bastion runner` processes, with
+	// their private directories under the data dir, or, when each run is
+	// its own user, where that user can reach them.
+	runs, notice, err := localLauncher(direct, filepath.Join(dataDir, "runs"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, notice)
 	mgr, err := newManager(cp.Config, ln, managerOptions{
 		PublicURL: publicURL, RunnerURL: opts.runnerURL, MetricsAddr: "0", ProbeAddr: "0", Namespace: devNamespace,
-		Launcher: &launch.LocalLauncher{Client: direct, BaseDir: runs},
+		Launcher: runs,
 		StoreDSN: "sqlite://" + filepath.Join(dataDir, "bastion.db"),
 		DemoRepo: demoRepo, DemoRepoURL: demoURL, Alerts: alerts,
 		GlobalMaxParallelTasks: opts.globalMaxParallel,
+		// Repositories on this machine are what bastion dev is for.
+		AllowLocalRepositories: true,
 	})
 	if err != nil {
 		return err
@@ -169,7 +172,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 
 	mgrErr := make(chan error, 1)
 	go func() { mgrErr <- mgr.Start(ctx) }()
-	printBanner(stdout, publicURL, cp.KubeconfigPath, dataDir, password, demoURL)
+	printBanner(stdout, publicURL, cp.KubeconfigPath, dataDir, runs.BaseDir, password, demoURL)
 
 	select {
 	case <-ctx.Done():
@@ -239,7 +242,7 @@ func seedUser(ctx context.Context, store *users.Store, spec bastionv1.UserSpec, 
 	return true, nil
 }
 
-func printBanner(w io.Writer, url, kubeconfig, dataDir, password, demoURL string) {
+func printBanner(w io.Writer, url, kubeconfig, dataDir, runsDir, password, demoURL string) {
 	fmt.Fprintf(w, "\nBastion is running at %s\n\n", url)
 	if password != "" {
 		fmt.Fprintf(w, "  login:      admin\n  password:   %s\n", password)
@@ -251,6 +254,7 @@ func printBanner(w io.Writer, url, kubeconfig, dataDir, password, demoURL string
 	if demoURL != "" {
 		fmt.Fprintf(w, "  demo repo:  %s\n", demoURL)
 	}
+	fmt.Fprintf(w, "  runs:       %s\n", runsDir)
 	fmt.Fprintf(w, "  data dir:   %s\n\nPress Ctrl-C to stop.\n", dataDir)
 }
 
