@@ -192,6 +192,9 @@ func prepareDataDir(dir string) (string, *controlplane.Lock, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return "", nil, fmt.Errorf("data dir %s cannot be created: %w", abs, unwrapPath(err))
 	}
+	if err := makePrivate(abs); err != nil {
+		return "", nil, err
+	}
 	probe, err := os.CreateTemp(abs, ".write-check-*")
 	if err != nil {
 		return "", nil, fmt.Errorf("data dir %s is not writable: %w", abs, unwrapPath(err))
@@ -203,6 +206,27 @@ func prepareDataDir(dir string) (string, *controlplane.Lock, error) {
 		return "", nil, err
 	}
 	return abs, lock, nil
+}
+
+// makePrivate makes the data dir this user's alone (mode 0700): it holds
+// the database and a cluster-admin kubeconfig, and local runs, other
+// users of the host, must not enter it. A shared directory such as /tmp
+// (sticky) is refused rather than closed to everyone.
+func makePrivate(dir string) error {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if info.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	if info.Mode()&os.ModeSticky != 0 {
+		return fmt.Errorf("data dir %s is a shared directory; choose a directory of its own", dir)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("data dir %s cannot be made private: %w", dir, unwrapPath(err))
+	}
+	return nil
 }
 
 func unwrapPath(err error) error {
