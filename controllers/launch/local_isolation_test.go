@@ -59,7 +59,11 @@ func TestLocalLauncher_isolatedRunsReachNothingButTheirOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A tool on PATH that only root could reach (~/.cache under /root).
-	tools := filepath.Join(t.TempDir(), "tools")
+	hidden := t.TempDir()
+	if err := os.Chmod(hidden, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tools := filepath.Join(hidden, "tools")
 	if err := os.MkdirAll(tools, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -152,6 +153,9 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stderr, notice)
+	if !strings.HasPrefix(runs.BaseDir, dataDir+string(filepath.Separator)) {
+		defer os.Remove(runs.BaseDir) // moved out of the data dir; gone once empty
+	}
 	mgr, err := newManager(cp.Config, ln, managerOptions{
 		PublicURL: publicURL, RunnerURL: opts.runnerURL, MetricsAddr: "0", ProbeAddr: "0", Namespace: devNamespace,
 		Launcher: runs,

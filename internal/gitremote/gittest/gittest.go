@@ -24,13 +24,13 @@ type Repo struct {
 // Branch.
 //
 // Every user can read it (a run of `bastion dev` as root clones it as a
-// user of its own): the test's temporary directories, mode 0700, are
-// opened to others.
+// user of its own): the test's temporary directory, mode 0700, becomes
+// passable (0711) though not listable, and the repository's own readable.
 func NewRepo(t testing.TB) *Repo {
 	t.Helper()
 	dir := t.TempDir()
-	for _, d := range []string{dir, filepath.Dir(dir)} {
-		if err := os.Chmod(d, 0o755); err != nil {
+	for d, mode := range map[string]os.FileMode{filepath.Dir(dir): 0o711, dir: 0o755} {
+		if err := os.Chmod(d, mode); err != nil {
 			t.Fatal(err)
 		}
 	}
