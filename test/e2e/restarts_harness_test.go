@@ -206,15 +206,7 @@ func newManagerProc(t *testing.T, c *cluster) *managerProc {
 // them there rather than under the system's temporary directory; the
 // test's other directories stay private (0700).
 func reachableRunsDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "runs")
+	return filepath.Join(openTempDir(t, 0o711), "runs")
 }
 
 // sharedRecords is a directory where the tasks' scripts, each run as a
@@ -222,20 +214,26 @@ func reachableRunsDir(t *testing.T) string {
 // user may create files in it, and the shared file "runs" is writable by
 // all.
 func sharedRecords(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o1777); err != nil {
-		t.Fatal(err)
-	}
+	dir := openTempDir(t, 0o1777)
 	runs := filepath.Join(dir, "runs")
 	if err := os.WriteFile(runs, nil, 0o666); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(runs, 0o666); err != nil { // whatever the umask
 		t.Fatal(err)
+	}
+	return dir
+}
+
+// openTempDir is a new temporary directory of the given mode, which other
+// users reach through the test's own (made passable, not listable).
+func openTempDir(t *testing.T, mode os.FileMode) string {
+	t.Helper()
+	dir := t.TempDir()
+	for d, m := range map[string]os.FileMode{filepath.Dir(dir): 0o711, dir: mode} {
+		if err := os.Chmod(d, m); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return dir
 }
