@@ -214,7 +214,7 @@ func reachableRunsDir(t *testing.T) string {
 // user may create files in it, and the shared file "runs" is writable by
 // all.
 func sharedRecords(t *testing.T) string {
-	dir := openTempDir(t, 0o1777)
+	dir := openTempDir(t, os.ModeSticky|0o777)
 	runs := filepath.Join(dir, "runs")
 	if err := os.WriteFile(runs, nil, 0o666); err != nil {
 		t.Fatal(err)
