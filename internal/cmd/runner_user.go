@@ -20,7 +20,8 @@ import (
 //     ask for the name of the user they run as;
 //   - mounts, read-only, each directory of PATH that the run's user could
 //     not reach (terraform in ~/.cache under a /root of mode 0700) onto a
-//     directory of accounts, and puts that one on PATH instead;
+//     directory of accounts, and puts that one at the end of PATH (see
+//     reachablePath);
 //   - drops every group and becomes uid (and the group of the same number).
 //
 // None of these mounts is seen outside the namespace. Only the launcher
@@ -58,15 +59,21 @@ func becomeRunUser(uid uint32, accounts string) error {
 }
 
 // reachablePath returns PATH with every directory that other users cannot
-// reach replaced by a read-only mount of it under mounts.
+// reach replaced by a read-only mount of it under mounts, moved to the end.
+// Last, because such a directory is the manager's own toolchain, and its
+// wrappers (pyenv's shims, say) call back into the manager's home, which
+// the run cannot read: a reachable program of the same name, a system
+// one, must win. A program found nowhere else (terraform from make
+// terraform) is still found.
 func reachablePath(path, mounts string) (string, error) {
-	entries := strings.Split(path, ":")
-	for i, dir := range entries {
+	var reachable, mounted []string
+	for i, dir := range strings.Split(path, ":") {
 		if dir == "" || !filepath.IsAbs(dir) || launch.ReachableByOthers(dir) {
+			reachable = append(reachable, dir)
 			continue
 		}
 		if _, err := os.Stat(dir); err != nil {
-			continue // a PATH entry that does not exist stays as it is
+			continue // nothing there to find
 		}
 		target := filepath.Join(mounts, strconv.Itoa(i))
 		if err := os.MkdirAll(target, 0o755); err != nil {
@@ -78,7 +85,7 @@ func reachablePath(path, mounts string) (string, error) {
 		if err := syscall.Mount("", target, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
 			return "", fmt.Errorf("mounting %s read-only for the run: %w", dir, err)
 		}
-		entries[i] = target
+		mounted = append(mounted, target)
 	}
-	return strings.Join(entries, ":"), nil
+	return strings.Join(append(reachable, mounted...), ":"), nil
 }
