@@ -98,6 +98,7 @@ func TestAttack_localRunsReachNeitherTheDataDirNorOtherRuns(t *testing.T) {
 		status := waitFinished(t, api, p, attack)
 		_, raw := api.call("GET", p+"/tasks/"+itoa(attack)+"/raw", nil)
 		output := string(raw)
+		t.Logf("the %s attack's output:\n%s", name, output)
 		if status != "success" {
 			t.Fatalf("the %s attack ended %s:\n%s", name, status, output)
 		}
