@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -81,6 +82,8 @@ func TestAttack_localRunsReachNeitherTheDataDirNorOtherRuns(t *testing.T) {
 	victimRun := kubectlOut(t, kubeconfig, "get", "tasks", "-A", "-l", "automation.bastion.dev/id="+itoa(victim),
 		"-o", `jsonpath={.items[0].metadata.namespace}_{.items[0].metadata.name}_{.items[0].metadata.uid}`)
 	victimDir := filepath.Join(dev.bannerValue("runs"), victimRun)
+	// A failed test may leave the victim running: its files go all the same.
+	t.Cleanup(func() { _ = os.RemoveAll(victimDir) })
 
 	// The project's managers tell the attacks where everything is (an
 	// Environment: trusted, so the names are not the task's to set).
