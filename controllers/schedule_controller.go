@@ -43,6 +43,11 @@ type ScheduleReconciler struct {
 	Recorder events.EventRecorder
 	// IDs allocates the schedules' integer ids.
 	IDs *ids.Allocator
+	// AllowLocalRepositories lets "run only on new commit" read a
+	// repository given as a path or file:// URL of the manager's host
+	// (--allow-local-repositories); off, such a run is skipped with
+	// "cannot reach the repository".
+	AllowLocalRepositories bool
 }
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=schedules,verbs=get;list;watch;patch

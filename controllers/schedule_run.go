@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/gitremote"
@@ -66,9 +67,15 @@ func (r *ScheduleReconciler) checkCommit(ctx context.Context, schedule *bastionv
 	}
 	branch := checkoutBranch(repo, template)
 	// No credentials yet: the repository's key joins with issue #4.
-	head, err := gitremote.Head(ctx, repo.Spec.GitURL, branch, nil)
+	head, err := gitremote.Head(ctx, repo.Spec.GitURL, branch, gitremote.Options{AllowLocal: r.AllowLocalRepositories})
 	if err != nil {
-		// gitremote's messages name the URL without credentials.
+		// The status and the event say only "cannot reach the repository"
+		// (or which branch is missing); git's words go to the manager's
+		// log, for its operator.
+		var unreachable *gitremote.UnreachableError
+		if errors.As(err, &unreachable) {
+			log.FromContext(ctx).Info("checking a schedule's repository", "schedule", schedule.Name, "namespace", schedule.Namespace, "detail", unreachable.Detail)
+		}
 		r.record(schedule, nil, corev1.EventTypeWarning, metav1.ConditionFalse, bastionv1.ReasonGitError, actionCheckCommit,
 			fmt.Sprintf("skipped the run of %s: %v", scheduleTime(run), err))
 		return "", false

@@ -62,6 +62,8 @@ type Options struct {
 	// namespace; nil (or an empty role) grants nothing, for credentials
 	// that already allow them.
 	Namespaces *nsaccess.Granter
+	// AllowLocalRepositories: see ScheduleReconciler.
+	AllowLocalRepositories bool
 }
 
 // ClientOptions is the manager client's setup: Secrets and ConfigMaps are
@@ -114,6 +116,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	schedules := &ScheduleReconciler{
 		Client: mgr.GetClient(), Clock: opts.Clock, Recorder: mgr.GetEventRecorder("bastion-schedule"), IDs: alloc,
+		AllowLocalRepositories: opts.AllowLocalRepositories,
 	}
 	if err := schedules.SetupWithManager(mgr); err != nil {
 		return err

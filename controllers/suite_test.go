@@ -31,8 +31,11 @@ import (
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
-// suiteOptions configure the reconcilers under test.
-var suiteOptions = controllers.Options{ManagerNamespace: "bastion-system", Clock: suiteClock, ManagerURL: suiteManagerURL}
+// suiteOptions configure the reconcilers under test. Schedules may read
+// repositories of this host, as under bastion dev (the refusal without
+// the flag is TestCheckCommit_*).
+var suiteOptions = controllers.Options{ManagerNamespace: "bastion-system", Clock: suiteClock, ManagerURL: suiteManagerURL,
+	AllowLocalRepositories: true}
 
 // suiteManagerURL is the stream endpoint runners are told, as the Helm
 // chart sets it (--runner-url: the manager's Service).

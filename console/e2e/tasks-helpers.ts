@@ -10,6 +10,8 @@ import { expect, type APIRequestContext } from '@playwright/test';
 /** A git repository (branch main) holding files, committed; returns its path. */
 export function gitRepository(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'bastion-e2e-repo-'));
+  // Readable by all: under bastion dev as root each run is a user of its own.
+  chmodSync(dir, 0o755);
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
   git('init', '--quiet', '--initial-branch=main');
   git('config', 'user.email', 'e2e@example.com');

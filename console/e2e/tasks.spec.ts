@@ -5,7 +5,7 @@
 // The Terraform test needs terraform 1.5.7 first on PATH, the one
 // `make terraform` builds (docs/benchmarks.md, "Task log"):
 //   PATH=~/.cache/bastion/tools/terraform-1.5.7:$PATH BASTION_BIN=../bin/bastion npx playwright test e2e/tasks.spec.ts
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page, type TestInfo } from '@playwright/test';
@@ -15,7 +15,11 @@ import { createTemplate, gitRepository, sceneFor, startTask, taskStatus } from '
 // steps.sh prints its first lines, then waits until the test creates the
 // flag file before it prints the rest: the test watches those arrive live,
 // however slow the machine.
-const flag = join(mkdtempSync(join(tmpdir(), 'bastion-e2e-flag-')), 'go');
+// The scripts run as a user of their own under bastion dev as root: the
+// flag's directory must be passable by all.
+const flagDir = mkdtempSync(join(tmpdir(), 'bastion-e2e-flag-'));
+chmodSync(flagDir, 0o711);
+const flag = join(flagDir, 'go');
 const scripts = {
   'steps.sh': [
     '#!/bin/bash',

@@ -2,7 +2,7 @@
 // repository with a script, and the key, repository, environment and
 // inventory a template needs.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, type APIRequestContext } from '@playwright/test';
@@ -10,6 +10,8 @@ import { expect, type APIRequestContext } from '@playwright/test';
 /** A git repository in a temp dir, on branch main, holding the given files. */
 export function localRepository(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'bastion-templates-'));
+  // Readable by all: under bastion dev as root each run is a user of its own.
+  chmodSync(dir, 0o755);
   const git = (...args: string[]) =>
     execFileSync('git', ['-c', 'user.name=Bastion Tests', '-c', 'user.email=tests@example.com', ...args], { cwd: dir });
   git('init', '-q', '-b', 'main');

@@ -49,6 +49,10 @@ type LocalLauncher struct {
 	// the manager). A writer that is not a file is fed through a pipe, and
 	// the runner then dies with this process.
 	Output io.Writer
+	// Users, when set, runs each run as its own unprivileged user from
+	// this range (see Isolation); nil runs them as the manager's user.
+	// PrepareBase must be called before the first run.
+	Users *RunUsers
 
 	mu      sync.Mutex
 	runs    map[string]*localRun
@@ -60,8 +64,12 @@ type LocalLauncher struct {
 const (
 	lockFile = "lock" // flock-ed by the run's processes while they live
 	pidFile  = "pid"  // the runner's pid, written once it started
-	exitFile = "exit" // the runner's exit code, written by the runner last
-	logFile  = "runner.log"
+	// reportDir holds what the runner writes: exitFile, its exit code,
+	// written last. It is the run user's own directory when runs are
+	// isolated; the rest of the run directory is the manager's.
+	reportDir = "report"
+	exitFile  = "exit"
+	logFile   = "runner.log"
 	// startingPrefix names a directory whose inputs are being written; it
 	// is renamed to the run's name just before the runner starts.
 	startingPrefix = ".starting-"
@@ -89,6 +97,7 @@ type localRun struct {
 	cmd  *exec.Cmd // nil for a run adopted after a restart
 	pid  int       // the runner's pid, its process group's id (0: unknown yet)
 	dir  string
+	uid  uint32 // the run's own user (isolated runs); 0 otherwise
 	done chan struct{}
 	err  error // the process's exit, valid once done is closed (own runs)
 }
@@ -165,9 +174,22 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	if err != nil {
 		return fmt.Errorf("creating the run directory: %w", err)
 	}
+	var uid uint32
+	if l.Users != nil {
+		if uid, err = l.allocateUser(); err != nil {
+			_ = os.RemoveAll(staging)
+			return err
+		}
+	}
 	if err := l.writeInputs(ctx, run, staging); err != nil {
 		_ = os.RemoveAll(staging)
 		return err
+	}
+	if l.Users != nil {
+		if err := isolate(staging, dir, uid); err != nil {
+			_ = os.RemoveAll(staging)
+			return err
+		}
 	}
 	lock, err := os.OpenFile(filepath.Join(staging, lockFile), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -197,7 +219,10 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	}
 	args := append(append([]string{}, command[1:]...),
 		"--input", filepath.Join(dir, "input"), "--secrets", filepath.Join(dir, "secrets"), "--work", filepath.Join(dir, "work"),
-		"--exit-file", filepath.Join(dir, exitFile))
+		"--exit-file", filepath.Join(dir, reportDir, exitFile))
+	if l.Users != nil {
+		args = append(args, "--run-as", strconv.FormatUint(uint64(uid), 10), "--accounts", dir)
+	}
 	cmd := exec.Command(command[0], args...)
 	cmd.Dir = filepath.Join(dir, "work")
 	// A clean environment: the runner gets what the task says, not the
@@ -224,6 +249,13 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	// Its own process group, so a stop reaches ansible's or terraform's
 	// children too, and a signal to the manager's group does not.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if l.Users != nil {
+		// The runner starts as root in a mount namespace of its own, where
+		// it mounts the run's account files and the tools on PATH that the
+		// run's user could not reach, and becomes that user before it
+		// reads anything of the task (see runner --run-as).
+		cmd.SysProcAttr.Unshareflags = syscall.CLONE_NEWNS
+	}
 	if err := cmd.Start(); err != nil {
 		_ = removeDir(dir)
 		return fmt.Errorf("starting the runner: %w", err)
@@ -234,7 +266,7 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 		_ = removeDir(dir)
 		return err
 	}
-	r = &localRun{cmd: cmd, pid: cmd.Process.Pid, dir: dir, done: make(chan struct{})}
+	r = &localRun{cmd: cmd, pid: cmd.Process.Pid, dir: dir, uid: uid, done: make(chan struct{})}
 	events, task := l.events, run.Task.DeepCopy()
 	go func() {
 		r.err = cmd.Wait()
@@ -270,6 +302,7 @@ func (l *LocalLauncher) removeHalfDone() {
 func (l *LocalLauncher) adopt(run Run, dir string) (*localRun, error) {
 	r := &localRun{dir: dir, done: make(chan struct{})}
 	r.pid = readPid(dir)
+	r.uid, _ = readUID(dir)
 	lock, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
@@ -308,7 +341,7 @@ func (r *localRun) neverStarted() bool {
 		return false
 	}
 	_, pidErr := os.Stat(filepath.Join(r.dir, pidFile))
-	_, exitErr := os.Stat(filepath.Join(r.dir, exitFile))
+	_, exitErr := os.Lstat(filepath.Join(r.dir, reportDir, exitFile))
 	return errors.Is(pidErr, fs.ErrNotExist) && errors.Is(exitErr, fs.ErrNotExist)
 }
 
@@ -352,7 +385,7 @@ func writeFileAtomic(path, data string) error {
 
 // writeInputs lays out <dir>/input and <dir>/secrets as a Job mounts them.
 func (l *LocalLauncher) writeInputs(ctx context.Context, run Run, dir string) error {
-	for _, sub := range []string{"input", "secrets", "work/home", "tmp"} {
+	for _, sub := range []string{"input", "secrets", "work/home", "tmp", reportDir} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
 			return err
 		}
@@ -428,11 +461,13 @@ func adoptedState(r *localRun) State {
 		// starting that finds one has lost its run.
 		return State{Phase: PhaseFailed, Reason: "NotStarted", Message: "the manager stopped before the runner started"}
 	}
-	data, err := os.ReadFile(filepath.Join(r.dir, exitFile))
+	// Read as a file the run may have tampered with: it can only lie
+	// about its own exit.
+	data, err := readRunFile(filepath.Join(r.dir, reportDir, exitFile))
 	if err != nil {
 		return State{Phase: PhaseFailed, Reason: "Killed", Message: "the runner ended without reporting its exit (it was killed)"}
 	}
-	code, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	code, err := strconv.Atoi(strings.TrimSpace(data))
 	switch {
 	case err != nil:
 		return State{Phase: PhaseFailed, Reason: "RunnerFailed", Message: "the runner's exit file is unreadable"}
@@ -474,6 +509,26 @@ func (l *LocalLauncher) Stop(_ context.Context, run Run, force bool) error {
 	return nil
 }
 
+// isolate hands the run's part of its staging directory to the run's own
+// user: its inputs, work, temporary and report directories. The rest (the
+// lock, the pid, the log, the account files) stays the manager's, in a
+// directory the run can traverse but not list or write. dir is where the
+// staging directory will be.
+func isolate(staging, dir string, uid uint32) error {
+	if err := writeFileAtomic(filepath.Join(staging, uidFile), strconv.FormatUint(uint64(uid), 10)+"\n"); err != nil {
+		return err
+	}
+	if err := writeAccounts(staging, uid, filepath.Join(dir, "work", "home")); err != nil {
+		return err
+	}
+	for _, sub := range []string{"input", "secrets", "work", "tmp", reportDir} {
+		if err := chownTree(filepath.Join(staging, sub), uid); err != nil {
+			return err
+		}
+	}
+	return os.Chmod(staging, 0o711)
+}
+
 // Release kills what is left of the run and removes its directory.
 func (l *LocalLauncher) Release(_ context.Context, run Run) error {
 	l.mu.Lock()
@@ -493,12 +548,20 @@ func (l *LocalLauncher) Release(_ context.Context, run Run) error {
 		if pgid := r.groupID(); pgid > 0 {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
+		if r.uid != 0 {
+			killUser(r.uid)
+		}
 		select {
 		case <-r.done:
 		case <-time.After(30 * time.Second):
 			// A process that left the group (setsid) still holds the lock;
 			// the files go anyway.
 		}
+	}
+	if r.uid != 0 {
+		// Nothing of the run may outlive it: the next run of this id
+		// would find it there.
+		killUser(r.uid)
 	}
 	return removeDir(r.dir)
 }

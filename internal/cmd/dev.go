@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,7 +21,6 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/apiserver"
 	"github.com/bastion-dev/bastion/config/crd"
-	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/controlplane"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/users"
@@ -154,22 +154,29 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	// No kubelet here: tasks run as local `bastion runner` processes, with
-	// their private input directories under the data dir.
-	runs := filepath.Join(dataDir, "runs")
-	if err := os.MkdirAll(runs, 0o700); err != nil {
-		return err
-	}
 	direct, err := client.New(cp.Config, client.Options{Scheme: newScheme()})
 	if err != nil {
 		return err
 	}
+	// No kubelet here: tasks run as local `bastion runner` processes, with
+	// their private directories under the data dir, or, when each run is
+	// its own user, where that user can reach them.
+	runs, notice, err := localLauncher(direct, filepath.Join(dataDir, "runs"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, notice)
+	if !strings.HasPrefix(runs.BaseDir, dataDir+string(filepath.Separator)) {
+		defer os.Remove(runs.BaseDir) // moved out of the data dir; gone once empty
+	}
 	mgr, err := newManager(cp.Config, ln, managerOptions{
 		PublicURL: publicURL, TrustedProxies: opts.trustedProxies, RunnerURL: runnerURL, MetricsAddr: "0", ProbeAddr: "0", Namespace: devNamespace,
-		Launcher: &launch.LocalLauncher{Client: direct, BaseDir: runs},
+		Launcher: runs,
 		StoreDSN: "sqlite://" + filepath.Join(dataDir, "bastion.db"),
 		DemoRepo: demoRepo, DemoRepoURL: demoURL, Alerts: alerts,
 		GlobalMaxParallelTasks: opts.globalMaxParallel,
+		// Repositories on this machine are what bastion dev is for.
+		AllowLocalRepositories: true,
 	})
 	if err != nil {
 		return err
@@ -182,7 +189,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 
 	mgrErr := make(chan error, 1)
 	go func() { mgrErr <- mgr.Start(ctx) }()
-	printBanner(stdout, publicURL, cp.KubeconfigPath, dataDir, password, demoURL)
+	printBanner(stdout, publicURL, cp.KubeconfigPath, dataDir, runs.BaseDir, password, demoURL)
 
 	select {
 	case <-ctx.Done():
@@ -202,6 +209,9 @@ func prepareDataDir(dir string) (string, *controlplane.Lock, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return "", nil, fmt.Errorf("data dir %s cannot be created: %w", abs, unwrapPath(err))
 	}
+	if err := makePrivate(abs); err != nil {
+		return "", nil, err
+	}
 	probe, err := os.CreateTemp(abs, ".write-check-*")
 	if err != nil {
 		return "", nil, fmt.Errorf("data dir %s is not writable: %w", abs, unwrapPath(err))
@@ -213,6 +223,27 @@ func prepareDataDir(dir string) (string, *controlplane.Lock, error) {
 		return "", nil, err
 	}
 	return abs, lock, nil
+}
+
+// makePrivate makes the data dir this user's alone (mode 0700): it holds
+// the database and a cluster-admin kubeconfig, and local runs, other
+// users of the host, must not enter it. A shared directory such as /tmp
+// (sticky) is refused rather than closed to everyone.
+func makePrivate(dir string) error {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if info.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	if info.Mode()&os.ModeSticky != 0 {
+		return fmt.Errorf("data dir %s is a shared directory; choose a directory of its own", dir)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("data dir %s cannot be made private: %w", dir, unwrapPath(err))
+	}
+	return nil
 }
 
 func unwrapPath(err error) error {
@@ -252,7 +283,7 @@ func seedUser(ctx context.Context, store *users.Store, spec bastionv1.UserSpec, 
 	return true, nil
 }
 
-func printBanner(w io.Writer, url, kubeconfig, dataDir, password, demoURL string) {
+func printBanner(w io.Writer, url, kubeconfig, dataDir, runsDir, password, demoURL string) {
 	fmt.Fprintf(w, "\nBastion is running at %s\n\n", url)
 	if password != "" {
 		fmt.Fprintf(w, "  login:      admin\n  password:   %s\n", password)
@@ -264,6 +295,7 @@ func printBanner(w io.Writer, url, kubeconfig, dataDir, password, demoURL string
 	if demoURL != "" {
 		fmt.Fprintf(w, "  demo repo:  %s\n", demoURL)
 	}
+	fmt.Fprintf(w, "  runs:       %s\n", runsDir)
 	fmt.Fprintf(w, "  data dir:   %s\n\nPress Ctrl-C to stop.\n", dataDir)
 }
 

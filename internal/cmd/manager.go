@@ -59,6 +59,10 @@ type managerOptions struct {
 	NamespaceRole, ServiceAccount string
 
 	GlobalMaxParallelTasks int
+	// AllowLocalRepositories lets the manager itself read repositories
+	// given as paths or file:// URLs of its host (schedules that run only
+	// on a new commit); on in bastion dev, off by default.
+	AllowLocalRepositories bool
 	TaskKeepLast           int
 	// StoreDSN names the output store (internal/store.Open).
 	StoreDSN string
@@ -159,6 +163,7 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	fs.StringVar(&opts.NamespaceRole, "namespace-role", "", "ClusterRole giving the manager Secrets and ConfigMaps, bound to --service-account in each project namespace (empty: the manager's credentials already allow them)")
 	fs.StringVar(&opts.ServiceAccount, "service-account", "", "the manager's ServiceAccount in --namespace, for --namespace-role")
 	fs.IntVar(&opts.GlobalMaxParallelTasks, "global-max-parallel-tasks", 0, "running tasks across all projects (0 = no limit)")
+	fs.BoolVar(&opts.AllowLocalRepositories, "allow-local-repositories", false, "let the manager itself read repositories given as a path or file:// URL of its host (schedules that run only on a new commit); off, such a schedule says \"cannot reach the repository\"")
 	opts.JobOptions = launch.DefaultJobOptions()
 	for app, flagName := range map[bastionv1.TemplateApp]string{
 		bastionv1.AppAnsible: "runner-image-ansible", bastionv1.AppTerraform: "runner-image-terraform", bastionv1.AppBash: "runner-image-bash",
@@ -187,7 +192,8 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 		return err
 	})
 	fs.StringVar(&opts.RunnerURL, "runner-url", "", "URL runners reach the manager at (default --public-url)")
-	fs.StringVar(&opts.LocalRunsDir, "local-runs", "", "run tasks as processes of this host instead of Jobs, with their files in this directory (as bastion dev does; runs survive a restart of the manager)")
+	fs.StringVar(&opts.LocalRunsDir, "local-runs", "", "run tasks as processes of this host instead of Jobs, with their files in this directory (as bastion dev does; runs survive a restart of the manager). "+
+		"As root, each run starts as its own unprivileged user and cannot read the manager's files or other runs; otherwise runs share the manager's user and can read everything it can, said at start")
 	fs.IntVar(&opts.TaskKeepLast, "task-keep-last", controllers.DefaultTaskKeepLast, "finished tasks kept as objects per template (a template's keepLast overrides it)")
 	fs.DurationVar(&opts.JobOptions.ActiveDeadline, "task-deadline", opts.JobOptions.ActiveDeadline, "longest a task may run")
 	fs.DurationVar(&opts.JobOptions.TTLAfterFinished, "task-job-ttl", opts.JobOptions.TTLAfterFinished, "how long a finished task's Job (and its pod's log) is kept; the output stays in the store")
@@ -313,10 +319,12 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	switch {
 	case launcher != nil:
 	case opts.LocalRunsDir != "":
-		if err := os.MkdirAll(opts.LocalRunsDir, 0o700); err != nil {
+		local, notice, err := localLauncher(direct, opts.LocalRunsDir)
+		if err != nil {
 			return nil, fmt.Errorf("--local-runs: %w", err)
 		}
-		launcher = &launch.LocalLauncher{Client: direct, BaseDir: opts.LocalRunsDir}
+		ctrl.Log.WithName("local-runs").Info(notice)
+		launcher = local
 	default:
 		launcher = &launch.JobLauncher{Client: mgr.GetClient(), Options: opts.JobOptions}
 	}
@@ -350,6 +358,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: runnerURL,
 		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast, Store: output,
 		RunnerNetworkPolicy: opts.RunnerNetworkPolicy, Keys: keys, Namespaces: granter,
+		AllowLocalRepositories: opts.AllowLocalRepositories,
 	}
 	alerts, err := newAlerts(opts.Alerts, output, ctrl.Log.WithName("alerts"))
 	if err != nil {

@@ -27,11 +27,21 @@ func runRunner(args []string, stdout, stderr io.Writer) error {
 	secrets := fs.String("secrets", "", "directory with one sub-directory per Secret")
 	work := fs.String("work", "", "scratch directory for the checkout")
 	exitFile := fs.String("exit-file", "", "file to write the runner's exit code to when it ends (the local launcher reads it after a manager restart)")
+	runAs := fs.Uint("run-as", 0, "user id to run as, after mounting the account files of --accounts (the local launcher's isolated runs; needs root)")
+	accounts := fs.String("accounts", "", "directory with the run's passwd and group files, for --run-as")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *input == "" || *work == "" {
 		return usageError("--input and --work are required")
+	}
+	if *runAs != 0 {
+		if *accounts == "" {
+			return usageError("--run-as needs --accounts")
+		}
+		if err := becomeRunUser(uint32(*runAs), *accounts); err != nil {
+			return err
+		}
 	}
 	err := runTask(*input, *secrets, *work, stdout, stderr)
 	if *exitFile != "" {

@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -123,6 +124,15 @@ func (t *taskRun) ansible(checkout string) (process, error) {
 		return process{}, err
 	}
 	env = append(env, "ANSIBLE_FORCE_COLOR=0", "ANSIBLE_HOST_KEY_CHECKING=False", "ANSIBLE_LOCAL_TEMP="+filepath.Join(t.work, "ansible-tmp"))
+	// ssh's control sockets go to a short directory of their own: a socket's
+	// path holds at most 107 bytes, which a local run's home (its
+	// directory is named after its task) can nearly fill by itself.
+	sockets, err := os.MkdirTemp("/tmp", "bastion-ssh-")
+	if err != nil {
+		return process{}, err
+	}
+	t.scratch = append(t.scratch, sockets)
+	env = append(env, "ANSIBLE_SSH_CONTROL_PATH_DIR="+sockets)
 	return process{path: bin, args: args, dir: checkout, env: env}, nil
 }
 

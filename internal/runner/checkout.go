@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/bastion-dev/bastion/internal/gitremote"
 )
 
 // gitProtocols allows the transports Bastion supports and nothing else:
@@ -29,6 +31,17 @@ func (t *taskRun) checkout(ctx context.Context, dir string) (commit, message str
 	repo := t.in.Spec.Repository
 	env := append(t.baseEnv(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1")
 	config := append([]string{}, gitProtocols...)
+	if gitremote.IsLocal(repo.URL) {
+		// A repository of this host belongs to another user than a local
+		// run that has a user of its own (bastion dev as root), and git
+		// reads another user's repository only when a global config calls
+		// it safe. The run's user is the one at risk, and it owns nothing.
+		file, err := writePrivate(filepath.Join(t.private, "gitconfig"), "[safe]\n\tdirectory = *\n")
+		if err != nil {
+			return "", "", err
+		}
+		env = append(env, "GIT_CONFIG_GLOBAL="+file)
+	}
 
 	if repo.Key != nil {
 		switch repo.Key.Type {

@@ -38,8 +38,9 @@ func (r Result) Succeeded() bool { return r.Err == nil && r.ExitCode == 0 }
 // taskRun is one run in progress.
 type taskRun struct {
 	in      *Inputs
-	work    string // the task's work directory
-	private string // credentials and generated files, mode 0700
+	work    string   // the task's work directory
+	private string   // credentials and generated files, mode 0700
+	scratch []string // other directories of the run, removed when it ends
 	out     *redactingSink
 
 	binaries map[string]string // app binary overrides (tests); default from PATH
@@ -55,6 +56,11 @@ func Run(ctx context.Context, in *Inputs, workDir string, sink Sink) Result {
 		return res
 	}
 	defer os.RemoveAll(t.private)
+	defer func() {
+		for _, dir := range t.scratch {
+			_ = os.RemoveAll(dir)
+		}
+	}()
 
 	checkout := filepath.Join(workDir, "repository")
 	res.CommitHash, res.CommitMessage, res.Err = t.checkout(ctx, checkout)

@@ -145,8 +145,12 @@ func TestCanary_secretsOfEveryKindNeverLeaveAfterAFullRun(t *testing.T) {
 	var inventory struct {
 		ID int64 `json:"id"`
 	}
+	// The play logs in over ssh (the test's sshd, as its user) and becomes
+	// there: a local run is no longer the manager's user (root, for whom
+	// su asks no password), but a user of its own.
 	api.must("POST", p+"/inventory", map[string]any{"name": "here", "type": "static",
-		"inventory":  "localhost ansible_connection=local ansible_become_method=su\n",
+		"inventory": fmt.Sprintf("localhost ansible_connection=ssh ansible_host=127.0.0.1 ansible_port=%d ansible_user=%s ansible_become_method=su\n",
+			sshd.Port, sshd.User),
 		"ssh_key_id": keys["deploy"], "become_key_id": keys["git-login"]}, http.StatusCreated, &inventory)
 	api.must("POST", p+"/environment", map[string]any{"name": "prod", "json": `{"greeting": "hello"}`, "env": `{"PLAIN": "visible"}`,
 		"password": c.envPassword.value, "secrets": []map[string]any{
@@ -172,8 +176,8 @@ func TestCanary_secretsOfEveryKindNeverLeaveAfterAFullRun(t *testing.T) {
 	https := template("Over https", "bash", "script.sh", "over-https", nil)
 
 	// A schedule that runs only on a new commit asks the https repository
-	// every minute; git's refusal is told in a Kubernetes Event (the only
-	// kind Bastion records there).
+	// every minute; that it cannot reach it (no more: not git's words) is
+	// told in a Kubernetes Event (the only kind Bastion records there).
 	api.must("POST", p+"/schedules", map[string]any{"name": "nightly", "template_id": https, "cron_format": "* * * * *", "active": true,
 		"repository_id": api.idNamed(p+"/repositories", "over-https")}, http.StatusCreated, nil)
 
@@ -320,8 +324,8 @@ func TestCanary_secretsOfEveryKindNeverLeaveAfterAFullRun(t *testing.T) {
 	objects := kubeGet(t, kubeconfig, strings.Join(kinds, ","))
 	var kubeEvents kubeList
 	eventually(t, 90*time.Second, "the schedule's Kubernetes Event", func() error {
-		if kubeEvents = kubeGet(t, kubeconfig, "events"); !strings.Contains(kubeEvents.text, "unable to access") {
-			return fmt.Errorf("%d events, none with git's error", kubeEvents.items)
+		if kubeEvents = kubeGet(t, kubeconfig, "events"); !strings.Contains(kubeEvents.text, "cannot reach the repository") {
+			return fmt.Errorf("%d events, none saying the repository cannot be reached", kubeEvents.items)
 		}
 		return nil
 	})

@@ -469,8 +469,11 @@ func TestDev_runsTasksThroughTheLocalLauncher(t *testing.T) {
 		t.Fatalf("stored output of task %s/%s:\n%s", projectID, taskID, strings.Join(output, "\n"))
 	}
 
+	// Where runs live: the data dir, or, when each run is a user of its
+	// own, a directory those users can reach (the banner says).
+	runs := dev.bannerValue("runs")
 	eventually(t, 10*time.Second, "run directories removed", func() error {
-		entries, err := os.ReadDir(filepath.Join(dataDir, "runs"))
+		entries, err := os.ReadDir(runs)
 		if err != nil || len(entries) != 0 {
 			return fmt.Errorf("left in runs/: %v %v", entries, err)
 		}

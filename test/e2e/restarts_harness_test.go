@@ -166,7 +166,10 @@ type managerProc struct {
 func newManagerProc(t *testing.T, c *cluster) *managerProc {
 	t.Helper()
 	dir := t.TempDir()
-	m := &managerProc{t: t, dir: dir, runs: filepath.Join(dir, "runs"), password: "restart-e2e-pw-1"}
+	if err := os.Chmod(dir, 0o700); err != nil { // its database: the manager's alone
+		t.Fatal(err)
+	}
+	m := &managerProc{t: t, dir: dir, runs: reachableRunsDir(t), password: "restart-e2e-pw-1"}
 	pwFile := filepath.Join(dir, "admin-password")
 	if err := os.WriteFile(pwFile, []byte(m.password+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -196,6 +199,43 @@ func newManagerProc(t *testing.T, c *cluster) *managerProc {
 		}
 	})
 	return m
+}
+
+// reachableRunsDir is a --local-runs directory that runs with a user of
+// their own (the manager as root) can reach, so that the manager keeps
+// them there rather than under the system's temporary directory; the
+// test's other directories stay private (0700).
+func reachableRunsDir(t *testing.T) string {
+	return filepath.Join(openTempDir(t, 0o711), "runs")
+}
+
+// sharedRecords is a directory where the tasks' scripts, each run as a
+// user of its own when the manager is root, all write their records: any
+// user may create files in it, and the shared file "runs" is writable by
+// all.
+func sharedRecords(t *testing.T) string {
+	dir := openTempDir(t, os.ModeSticky|0o777)
+	runs := filepath.Join(dir, "runs")
+	if err := os.WriteFile(runs, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(runs, 0o666); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// openTempDir is a new temporary directory of the given mode, which other
+// users reach through the test's own (made passable, not listable).
+func openTempDir(t *testing.T, mode os.FileMode) string {
+	t.Helper()
+	dir := t.TempDir()
+	for d, m := range map[string]os.FileMode{filepath.Dir(dir): 0o711, dir: mode} {
+		if err := os.Chmod(d, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 func (m *managerProc) logPath(n int) string {
@@ -364,7 +404,7 @@ func newCounterProject(t *testing.T, api *apiClient, bursts int) *counterProject
 	t.Helper()
 	repo := gittest.NewRepo(t)
 	repo.WriteFile("count.sh", counterScript, true)
-	cp := &counterProject{records: t.TempDir()}
+	cp := &counterProject{records: sharedRecords(t)}
 	var project, inventory, template struct {
 		ID int64 `json:"id"`
 	}

@@ -22,9 +22,19 @@ type Repo struct {
 
 // NewRepo runs `git init` in a new temporary directory and commits once to
 // Branch.
+//
+// Every user can read it (a run of `bastion dev` as root clones it as a
+// user of its own): the test's temporary directory, mode 0700, becomes
+// passable (0711) though not listable, and the repository's own readable.
 func NewRepo(t testing.TB) *Repo {
 	t.Helper()
-	r := &Repo{Path: filepath.Join(t.TempDir(), "repo"), t: t}
+	dir := t.TempDir()
+	for d, mode := range map[string]os.FileMode{filepath.Dir(dir): 0o711, dir: 0o755} {
+		if err := os.Chmod(d, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &Repo{Path: filepath.Join(dir, "repo"), t: t}
 	r.Git("init", "--quiet", "--initial-branch="+Branch, r.Path)
 	r.Commit("first")
 	return r
@@ -76,4 +86,33 @@ func (r *Repo) WriteFile(path, content string, executable bool) string {
 	}
 	r.Git("-C", r.Path, "add", "--", path)
 	return r.Commit("add " + path)
+}
+
+// RecordGitCalls puts a git first on PATH (for the rest of the test) that
+// appends its arguments to the returned file, then runs the real git: the
+// file shows whether, and how, code under test ran git.
+func RecordGitCalls(t *testing.T) (calls string) {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	calls = filepath.Join(dir, "calls")
+	script := "#!/bin/sh\necho \"$@\" >> '" + calls + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return calls
+}
+
+// GitCalls reads what RecordGitCalls recorded so far ("" when git never ran).
+func GitCalls(t testing.TB, calls string) string {
+	t.Helper()
+	data, err := os.ReadFile(calls)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(data)
 }
