@@ -244,7 +244,12 @@ type redactingSink struct {
 	next    Sink
 	mu      sync.Mutex
 	secrets []string
+	pieces  fragmentIndex // pieces of the long ones (fragments.go)
+	carry   []string      // rests of a secret the last line ended inside
 }
+
+// mask is what a secret, or a piece of one, becomes in the output.
+const mask = "********"
 
 func (r *redactingSink) add(values ...string) {
 	r.mu.Lock()
@@ -257,6 +262,7 @@ func (r *redactingSink) add(values ...string) {
 				for _, form := range escapedForms(line) {
 					if !slices.Contains(r.secrets, form) {
 						r.secrets = append(r.secrets, form)
+						r.pieces.addLong(form)
 					}
 				}
 			}
@@ -319,14 +325,20 @@ func (r *redactingSink) Line(at time.Time, text string) {
 	r.next.Line(at, r.mask(text))
 }
 
-// mask replaces every known secret value in text.
+// mask replaces every known secret value in text, then every piece of a
+// long one (a secret ansible wrapped over several lines).
 func (r *redactingSink) mask(text string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.secrets {
 		if strings.Contains(text, s) {
-			text = strings.ReplaceAll(text, s, "********")
+			text = strings.ReplaceAll(text, s, mask)
 		}
+	}
+	runs, next := r.pieces.find(text, r.carry)
+	r.carry = next
+	if len(runs) > 0 {
+		text = maskSpans(text, runs)
 	}
 	return text
 }
