@@ -73,7 +73,7 @@ type fragmentIndex struct {
 	// The edgeMin bytes that end a prefix and that start a suffix, packed:
 	// one lookup per line rules out almost every line's edges.
 	prefixEnds, suffixStarts map[uint64]struct{}
-	forms    []string // the long secrets, every escaped form
+	forms                    []string // the long secrets, every escaped form
 }
 
 // addLong indexes one form of a secret; forms of fragmentLen bytes or

@@ -134,3 +134,37 @@ func TestRun_ansibleReadsTheEnvironmentsSecretVariablesFromAFileNotArgv(t *testi
 		t.Fatalf("vars file %s: %v %v %s", files[0], st, err, data)
 	}
 }
+
+// Ansible wraps its warnings at 80 columns and breaks a long word, so a
+// long secret reached the output in pieces the whole-value masking did not
+// recognise (review F4). A real play looks up a certificate named after
+// the Environment's 160-character token with errors='warn', at several
+// indentations so that the wrap cuts the token at different places: no
+// piece of fragmentLen characters or more is left, even with the lines
+// joined back together.
+func TestRun_aLongSecretAnsibleWrapsOverSeveralLinesLeavesNoPieceInTheOutput(t *testing.T) {
+	token := benchSecrets(10)[8][:160]
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", `- hosts: all
+  gather_facts: false
+  tasks:
+    - debug:
+        msg: "{{ lookup('file', item ~ '/' ~ api_token ~ '.pem', errors='warn') }}"
+      loop: [certs, certs/a, certs/ab, certs/abc, certs/abcd, certs/abcde, certs/abcdef, certs/abcdefghijk]
+`, false)
+	in := newInputs(t, runspec.Spec{App: "ansible", Playbook: "site.yml", EnvironmentSecret: "prod",
+		Repository: runspec.Repository{URL: repo.Path},
+		Inventory:  &runspec.Inventory{Type: "static", Content: "localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"}},
+		map[string]map[string]string{"prod": {"var.api_token": token}})
+	res, out := runTask(t, in)
+	text := strings.Join(out, "\n")
+	if !res.Succeeded() {
+		t.Fatalf("%+v\n%s", res, text)
+	}
+	if got := strings.Count(text, "could not locate file in lookup"); got != 8 {
+		t.Fatalf("%d lookup warnings, want 8 (ansible did not print the token):\n%s", got, text)
+	}
+	if piece := leakedPiece(strings.Join(strings.Fields(text), ""), token, fragmentLen); piece != "" {
+		t.Errorf("a piece %q of the token is in the output:\n%s", piece, text)
+	}
+}
