@@ -7,8 +7,9 @@ import (
 
 // Fragment masking (docs/reliability.md §7).
 //
-// Ansible wraps its warnings and errors at 80 columns and breaks words
-// longer than a line, so a long secret (a token, a JWT, a base64 key)
+// Ansible wraps its warnings and errors at 80 columns (Python's textwrap)
+// and breaks words longer than a line, and words at their hyphens, so a
+// long secret (a token, a JWT, a base64 key)
 // reaches the output in pieces on consecutive lines, none of them whole.
 // Masking whole values alone left every piece readable.
 //
@@ -29,7 +30,7 @@ import (
 //     bytes: the suffix is masked;
 //   - a line that follows one whose masked run reached its end, mid-secret:
 //     the start of the line that continues that secret is masked, however
-//     short.
+//     short (and if that is the whole line, the continuation passes on).
 //
 // What remains: a piece shorter than edgeMin at the end of the line where a
 // secret starts (ansible had fewer than edgeMin columns left), a piece
@@ -134,7 +135,8 @@ func (f *fragmentIndex) find(line string, carry []string) (runs []span, next []s
 	if f.grams == nil {
 		return nil, nil
 	}
-	if n := continued(line, carry); n > 0 {
+	n, after := continued(line, carry)
+	if n > 0 {
 		runs = append(runs, span{0, n})
 	}
 	if n := f.startingSuffix(line); n > 0 {
@@ -148,8 +150,14 @@ func (f *fragmentIndex) find(line string, carry []string) (runs []span, next []s
 			runs = addSpan(runs, span{i, i + fragmentLen})
 		}
 	})
-	if len(runs) > 0 && runs[len(runs)-1].to == len(line) && len(line) >= fragmentLen {
+	switch {
+	case len(runs) == 0 || runs[len(runs)-1].to < len(line):
+	case len(line) >= fragmentLen:
 		next = f.continuations(line[len(line)-fragmentLen:])
+	case n == len(line):
+		// A line shorter than a window, all of it the rest of a secret
+		// (textwrap puts a short piece between hyphens on a line of its own).
+		next = after
 	}
 	if n, rest := f.endingPrefix(line); n > 0 && (len(runs) == 0 || runs[len(runs)-1].to < len(line)) {
 		runs = addSpan(runs, span{len(line) - n, len(line)})
@@ -169,17 +177,20 @@ func addSpan(runs []span, s span) []span {
 }
 
 // continued is how many bytes at the start of line continue one of the
-// secrets' rests in carry.
-func continued(line string, carry []string) int {
-	best := 0
+// secrets' rests in carry, and, when that is the whole line, what is left
+// of the rests it continues.
+func continued(line string, carry []string) (best int, after []string) {
 	for _, rest := range carry {
 		n := 0
 		for n < len(rest) && n < len(line) && rest[n] == line[n] {
 			n++
 		}
 		best = max(best, n)
+		if n == len(line) && n < len(rest) {
+			after = append(after, rest[n:])
+		}
 	}
-	return best
+	return best, after
 }
 
 // continuations are what follows tail, the last window of a line, in each

@@ -134,3 +134,37 @@ func TestRedactingSink_leavesOrdinaryOutputAlone(t *testing.T) {
 		}
 	}
 }
+
+// Python's textwrap also breaks at hyphens, so a secret with hyphens can be
+// cut into short pieces, one of them alone on a line between two others.
+func TestRedactingSink_masksShortPiecesWhereTheWrapBreaksAtHyphens(t *testing.T) {
+	secret := "ab-" + benchSecrets(10)[3][:30] + "-cd-" + benchSecrets(10)[4][:80] + "-ef"
+	// textwrap's chunks: "ab-", 30 bytes and "-", "cd-", 80 bytes and "-", "ef".
+	lines := []string{
+		"[WARNING]: could not locate file: x/" + secret[:3], // a 3-byte prefix: left (the residue)
+		secret[3:34],  // a whole line of the secret
+		secret[34:37], // "cd-", alone on its line
+		secret[37:],   // the rest
+		"-ef",         // a new line that starts like the secret's end, too short to be one
+	}
+	out := maskedLines([]string{secret}, lines...)
+	want := []string{"[WARNING]: could not locate file: x/ab-", "********", "********", "********", "-ef"}
+	for i := range want {
+		if out[i] != want[i] {
+			t.Errorf("line %d = %q, want %q", i, out[i], want[i])
+		}
+	}
+}
+
+// A short line that continues a secret passes the continuation on: the
+// secret's last piece on the line after is masked too.
+func TestRedactingSink_followsASecretThroughAShortLine(t *testing.T) {
+	secret := benchSecrets(10)[6][:40] + "-cd-ef"
+	out := maskedLines([]string{secret}, "lookup: "+secret[:41], "cd-", "ef.pem' in expected paths")
+	want := []string{"lookup: ********", "********", "********.pem' in expected paths"}
+	for i := range want {
+		if out[i] != want[i] {
+			t.Errorf("line %d = %q, want %q", i, out[i], want[i])
+		}
+	}
+}
