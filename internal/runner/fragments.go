@@ -41,9 +41,15 @@ import (
 // ordinary text: 12 bytes of a random token are never ordinary output, but
 // a secret made of words (a multi-line config given as a secret) has its
 // 12-byte runs masked wherever they appear, as its whole lines already are.
+//
+// The index costs about 35 bytes of memory per byte of secret; it stops at
+// maxIndexed bytes of secrets (every escaped form counted: at most about
+// 9 MiB), beyond which secrets are masked whole only. Ordinary secrets
+// (keys, tokens, passwords) are a few KiB; a Kubernetes Secret can hold 1 MiB.
 const (
 	fragmentLen = 12
 	edgeMin     = 6
+	maxIndexed  = 256 << 10
 )
 
 // The rolling hash of a window: a polynomial in hashBase over its bytes.
@@ -75,14 +81,16 @@ type fragmentIndex struct {
 	// one lookup per line rules out almost every line's edges.
 	prefixEnds, suffixStarts map[uint64]struct{}
 	forms                    []string // the long secrets, every escaped form
+	indexed                  int      // bytes of forms indexed
 }
 
 // addLong indexes one form of a secret; forms of fragmentLen bytes or
-// fewer are left to whole-value masking.
+// fewer, and any past maxIndexed, are left to whole-value masking.
 func (f *fragmentIndex) addLong(form string) {
-	if len(form) <= fragmentLen {
+	if len(form) <= fragmentLen || f.indexed+len(form) > maxIndexed {
 		return
 	}
+	f.indexed += len(form)
 	if f.grams == nil {
 		f.grams = map[string]struct{}{}
 		f.prefixes = map[string][]string{}
