@@ -111,9 +111,11 @@ func (f *fragmentIndex) addLong(form string) {
 	}
 }
 
-// filterBit is where a window's hash is in the filter: its top bits.
+// filterBit is where a window's hash is in the filter: the top bits of the
+// hash times a large odd number, so that every byte of the window (the
+// last one too, which alone reaches only the hash's low bits) moves them.
 func filterBit(h uint64) (word int, bit uint64) {
-	top := h >> (64 - filterBits)
+	top := (h * 0x9e3779b97f4a7c15) >> (64 - filterBits)
 	return int(top / 64), 1 << (top % 64)
 }
 
