@@ -39,8 +39,11 @@ import (
 // a secret that has spaces in it where a wrap breaks it into words shorter
 // than fragmentLen. fragmentLen balances that residue against masking
 // ordinary text: 12 bytes of a random token are never ordinary output, but
-// a secret made of words (a multi-line config given as a secret) has its
-// 12-byte runs masked wherever they appear, as its whole lines already are.
+// text that shares 12 bytes with a secret is masked where it appears (the
+// host inside a secret database URL, a secret made of words). Pieces are
+// masked anywhere in a line, not only at its edges where wraps put them:
+// other printers cut secrets too (a truncated token, terraform's "│ "
+// before each wrapped line).
 //
 // The index costs about 35 bytes of memory per byte of secret; it stops at
 // maxIndexed bytes of secrets (every escaped form counted: at most about

@@ -115,6 +115,15 @@ func TestRun_jinjaInTaskVariablesIsTextButTheEnvironmentsIsTemplated(t *testing.
         msg: "answer=[{{ answer }}] nested=[{{ nested.list[0].deep }}] token=[{{ token | length }}] sum=[{{ sum }}] count=[{{ count + 1 }}] odd=[{{ odd }}]"
 `, false)
 	odd := "quote\" back\\ nl\n nul\x00 ü 🚀"
+	// The secret answer's lookup, and its directory, share no 12 characters
+	// with the others: the runner masks any such piece of a secret wherever
+	// it appears (fragments.go), which would mask the answers this test reads.
+	secretDir, err := os.MkdirTemp("", "mk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(secretDir) })
+	secretPipe := `{{ query("pipe", "/usr/bin/touch " ~ "` + filepath.Join(secretDir, "pwned-secret") + `") }}`
 	extra, _ := json.Marshal(map[string]any{
 		"answer": pipe("top"),
 		"nested": map[string]any{"list": []any{map[string]any{"deep": pipe("nested")}}},
@@ -129,16 +138,17 @@ func TestRun_jinjaInTaskVariablesIsTextButTheEnvironmentsIsTemplated(t *testing.
 		ExtraVars:    extra,
 		TaskVarNames: []string{"answer", "count", "nested", "odd"},
 		TaskSecret:   "task-secret",
-	}, map[string]map[string]string{"task-secret": {"var.token": pipe("secret")}})
+	}, map[string]map[string]string{"task-secret": {"var.token": secretPipe}})
 	res, out := runTask(t, in)
 	if !res.Succeeded() {
 		t.Fatalf("run failed: %+v\n%s", res, strings.Join(out, "\n"))
 	}
 	assertNoMarker(t, dir)
+	assertNoMarker(t, secretDir)
 	for _, want := range []string{
 		"answer=[" + pipe("top") + "]",
 		"nested=[" + pipe("nested") + "]",
-		"token=[" + fmt.Sprint(len(pipe("secret"))) + "]",
+		"token=[" + fmt.Sprint(len(secretPipe)) + "]",
 		"sum=[2]",
 		"count=[42]",
 		`odd=[quote\" back\\ nl\n nul\u0000 ü 🚀]`,
