@@ -40,3 +40,33 @@ func TestReview_aTaskRunnersLimitCannotNameAFile(t *testing.T) {
 		t.Errorf("a limit naming a file started %d task(s)", n-before)
 	}
 }
+
+// TestReview_argumentsAreADoorAroundTheNameRule: docs/features.md says a
+// name that changes how the run connects or executes is "never settable,
+// whatever the template says", but with allow_override_args_in_task a task
+// passes `-e ansible_python_interpreter=…` (or `--extra-vars @/bastion/
+// secrets/…`, `--ssh-common-args`, `--become-exe`, `-i`) straight to
+// ansible-playbook. Either taskvars also reads the variables of -e/--extra-vars
+// arguments (and refuses @FILE), or the docs and the editor's help must say
+// that this switch hands the task the whole command line. This test takes
+// the first reading; the lead decides.
+func TestReview_argumentsAreADoorAroundTheNameRule(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	open := p.createTemplate(t, "Args Ansible", func(b map[string]any) { b["allow_override_args_in_task"] = true })
+	before := p.taskCount(t)
+	for _, args := range []string{
+		`["-e", "ansible_python_interpreter=/bin/sh -c 'echo PWNED' #"]`,
+		`["--extra-vars", "{\"ansible_host\": \"attacker.example\"}"]`,
+		`["-eansible_connection=local"]`,
+		`["--extra-vars=@/bastion/secrets/vault-key/password"]`,
+	} {
+		code, data := p.b.call("POST", p.path("/tasks"), map[string]any{"template_id": open.ID, "arguments": args})
+		if code != http.StatusBadRequest {
+			t.Errorf("POST /tasks with arguments %s = %d, want 400 naming the variable (%s)", args, code, data)
+		}
+	}
+	if n := p.taskCount(t); n != before {
+		t.Logf("%d task(s) started with -e of a forbidden name", n-before)
+	}
+}

@@ -88,3 +88,16 @@ func TestReview_aKubectlTaskCannotTakeAnotherTasksAnswers(t *testing.T) {
 		t.Error("the thief's end deleted another task's answers' Secret")
 	}
 }
+
+// TestReview_aKubectlTaskWithALimitNamingAFileFails: the second door of the
+// limit attack (see apiserver's TestReview_aTaskRunnersLimitCannotNameAFile
+// and internal/runner's TestReview_aLimitNamingAFileNeverPrintsTheFile):
+// a Task applied with kubectl whose limit has a pattern starting with "@"
+// must fail before any Job, as POST /tasks should refuse it.
+func TestReview_aKubectlTaskWithALimitNamingAFileFails(t *testing.T) {
+	p := newTaskProject(t, "review-limit-file", 0)
+	p.task("read-file", "deploy-site", func(s *bastionv1.TaskSpec) { s.Limit = "web1,@/bastion/secrets/deploy-key/password" })
+	if job := p.jobOrFailure("read-file"); job != nil {
+		t.Errorf("a Task whose limit names a file got a Job (limit %q)", p.get("read-file").Spec.Limit)
+	}
+}
