@@ -39,3 +39,26 @@ func TestReview_aLimitNamingAFileNeverPrintsTheFile(t *testing.T) {
 		}
 	}
 }
+
+// TestReview_ansibleWrapsALongSecretPastTheRedaction: the redaction masks a
+// secret where it appears whole in a line, but ansible-playbook wraps its
+// warnings at 80 columns and breaks words longer than that. A secret
+// variable of the Environment (redacted: the runner knows it) longer than
+// a line, printed by ansible in a warning (here through a limit naming the
+// mounted Secret, as any task_runner can send), reaches the log in pieces,
+// unmasked. Compared without whitespace, the value must not be there.
+func TestReview_ansibleWrapsALongSecretPastTheRedaction(t *testing.T) {
+	token := strings.Repeat("eyJhbGciOiJSUzI1NiJ9REVIEWCANARY", 5) // 160 characters, a JWT's shape
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg=hello\n", false)
+	spec := runspec.Spec{App: "ansible", Playbook: "site.yml", Repository: runspec.Repository{URL: repo.Path},
+		Inventory:         &runspec.Inventory{Type: "static", Content: "web1 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"},
+		EnvironmentSecret: "env-secrets"}
+	in := newInputs(t, spec, map[string]map[string]string{"env-secrets": {"var.api_token": token}})
+	in.Spec.Limit = "web1,@" + filepath.Join(in.secretsDir, "env-secrets", "var.api_token")
+	_, out := runTask(t, in)
+	joined := strings.Join(out, "\n")
+	if strings.Contains(strings.Join(strings.Fields(joined), ""), token[:64]) {
+		t.Errorf("the Environment's secret reached the output in wrapped pieces:\n%s", joined)
+	}
+}
