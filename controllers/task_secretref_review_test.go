@@ -3,11 +3,13 @@ package controllers_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,5 +101,29 @@ func TestReview_aKubectlTaskWithALimitNamingAFileFails(t *testing.T) {
 	p.task("read-file", "deploy-site", func(s *bastionv1.TaskSpec) { s.Limit = "web1,@/bastion/secrets/deploy-key/password" })
 	if job := p.jobOrFailure("read-file"); job != nil {
 		t.Errorf("a Task whose limit names a file got a Job (limit %q)", p.get("read-file").Spec.Limit)
+	}
+}
+
+// TestReview_heldDuplicateAndEscapedKeysInAKubectlTasksExtraVars: what the
+// review tried that held. A Task applied with kubectl whose extraVars
+// repeat a key around a forbidden one, or spell ansible_host with a JSON
+// escape, fails naming ansible_host: the check and the runner read the
+// same decoded object.
+func TestReview_heldDuplicateAndEscapedKeysInAKubectlTasksExtraVars(t *testing.T) {
+	p := newTaskProject(t, "review-dup-keys", 0)
+	p.template("open", func(s *bastionv1.TemplateSpec) { s.AllowOverrideExtraVarsInTask = true })
+	for name, raw := range map[string]string{
+		"duplicate": `{"colour":"x","ansible_host":"attacker.example","colour":"y"}`,
+		"escaped":   `{"\u0061nsible_host":"attacker.example"}`,
+		"nested":    `{"colour":"x","vars":{"ansible_host":"attacker.example"}}`,
+	} {
+		p.task(name, "open", func(s *bastionv1.TaskSpec) { s.ExtraVars = &apiextensionsv1.JSON{Raw: []byte(raw)} })
+		if job := p.jobOrFailure(name); job != nil {
+			t.Errorf("%s: %s got a Job", name, raw)
+			continue
+		}
+		if msg := p.get(name).Status.Message; !strings.Contains(msg, `"ansible_host"`) && !strings.Contains(msg, `"vars"`) {
+			t.Errorf("%s: failed with %q, not naming the variable", name, msg)
+		}
 	}
 }
