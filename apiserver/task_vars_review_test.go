@@ -70,3 +70,37 @@ func TestReview_argumentsAreADoorAroundTheNameRule(t *testing.T) {
 		t.Logf("%d task(s) started with -e of a forbidden name", n-before)
 	}
 }
+
+// TestReview_heldSpellingsOfForbiddenNamesThroughPOSTTasks: what the review
+// tried that held. Case variations, a JSON escape, a key repeated around
+// the forbidden one, unicode lookalikes, dots and brackets, and the same in
+// the secret answers: each is a 400 and no task, with the opt-in on.
+func TestReview_heldSpellingsOfForbiddenNamesThroughPOSTTasks(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	open := p.createTemplate(t, "Open Ansible", func(b map[string]any) { b["allow_override_extra_vars_in_task"] = true })
+	before := p.taskCount(t)
+	for _, env := range []string{
+		`{"ANSIBLE_HOST":"x"}`,
+		`{"Ansible_Python_Interpreter":"/bin/sh"}`,
+		`{"\u0061nsible_host":"x"}`,
+		`{"colour":"a","ansible_host":"x","colour":"b"}`,
+		`{"ansible_host":"x","ansible_host":"y"}`,
+		"{\"ａnsible_host\":\"x\"}",       // fullwidth a
+		"{\"ansible\u200b_host\":\"x\"}", // zero-width space
+		`{"ansible_host.x":"x"}`,
+		`{"hostvars[web1]":"x"}`,
+		`{"vars":{"ansible_host":"x"}}`,
+		`{"HostVars":{}}`,
+	} {
+		for _, field := range []string{"environment", "secret"} {
+			code, data := p.b.call("POST", p.path("/tasks"), map[string]any{"template_id": open.ID, field: env})
+			if code != http.StatusBadRequest {
+				t.Errorf("%s %s = %d %s, want 400", field, env, code, data)
+			}
+		}
+	}
+	if n := p.taskCount(t); n != before {
+		t.Errorf("%d task(s) started", n-before)
+	}
+}
