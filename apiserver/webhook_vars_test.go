@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestWebhooks_forbiddenValuesAndTaskParamsAnswerAReasonAndStartNothing: a
@@ -18,8 +21,14 @@ import (
 func TestWebhooks_forbiddenValuesAndTaskParamsAnswerAReasonAndStartNothing(t *testing.T) {
 	e := startEnv(t)
 	f := newHookFixture(t, e)
-	f.tpl.Spec.AllowOverrideArgsInTask = true
-	if err := e.K8s.Update(t.Context(), f.tpl); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := e.K8s.Get(t.Context(), client.ObjectKeyFromObject(f.tpl), f.tpl); err != nil {
+			return err
+		}
+		f.tpl.Spec.AllowOverrideArgsInTask = true
+		return e.K8s.Update(t.Context(), f.tpl)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	body := []byte(`{"host":"` + varsCanary + `","colour":"red"}`)
