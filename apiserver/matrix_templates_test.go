@@ -42,6 +42,10 @@ var templatesMatrix = []matrixRow{
 		needs(400, taskRunner, manager, owner), seedTemplate, false},
 	{"POST", "/api/project/{project}/tasks", `{"template_id":{template},"git_branch":"attacker"}`,
 		needs(400, taskRunner, manager, owner), seedTemplate, false},
+	// A limit is host patterns for everyone: "@FILE" would make ansible
+	// read and print a file on the runner.
+	{"POST", "/api/project/{project}/tasks", `{"template_id":{template},"limit":"web1,@/etc/passwd"}`,
+		needs(400, taskRunner, manager, owner), seedTemplate, false},
 	{"GET", "/api/project/{project}/tasks/{task}", "", members(200), seedTask, false},
 	{"GET", "/api/project/{project}/tasks/{task}/output", "", members(200), seedTask, false},
 	{"GET", "/api/project/{project}/tasks/{task}/raw", "", members(200), seedTask, false},

@@ -3,16 +3,19 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/objname"
+	"github.com/bastion-dev/bastion/internal/taskvars"
 )
 
 // A task's secret answers (survey variables of type secret, and the
@@ -137,19 +140,36 @@ func (s *Server) newTaskSecret(ctx context.Context, a *projectAccess, template *
 	return secret, nil
 }
 
-// ownTaskSecret makes the Task the Secret's owner, so that the cluster's
+// ownTaskSecret makes the Task the Secret's controller: the
+// TaskReconciler then accepts it as the Task's answers, and the cluster's
 // garbage collector removes it with the Task if the run never cleans it
-// up. A failure only loses that fallback, so it is logged, not answered.
+// up. The reconciler may have claimed it first (the same owner: nothing to
+// do). The patch carries the resourceVersion the Secret was created with,
+// so it never replaces an owner someone else set in between; the
+// reconciler then fails the task, which names another's Secret. A failure
+// is logged, not answered: the Task exists already.
 func (s *Server) ownTaskSecret(ctx context.Context, secret *corev1.Secret, task *bastionv1.Task) {
 	if secret == nil {
 		return
 	}
-	patch := client.MergeFrom(secret.DeepCopy())
-	secret.OwnerReferences = []metav1.OwnerReference{{
-		APIVersion: bastionv1.GroupVersion.String(), Kind: "Task", Name: task.Name, UID: task.UID,
-		BlockOwnerDeletion: ptr.To(false),
-	}}
-	if err := s.opts.Client.Patch(ctx, secret, patch); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if taskvars.OwnsSecret(task, secret.OwnerReferences) {
+			return nil
+		}
+		if len(secret.OwnerReferences) > 0 {
+			return errors.New("another object owns it")
+		}
+		patch := client.MergeFromWithOptions(secret.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		secret.OwnerReferences = []metav1.OwnerReference{taskvars.SecretOwner(task)}
+		err := s.opts.Client.Patch(ctx, secret, patch)
+		if apierrors.IsConflict(err) {
+			if getErr := s.opts.Client.Get(ctx, client.ObjectKeyFromObject(secret), secret); getErr != nil {
+				return getErr
+			}
+		}
+		return err
+	})
+	if err != nil {
 		logAPI().Error(err, "making a task the owner of its secret answers", "namespace", secret.Namespace, "secret", secret.Name)
 	}
 }

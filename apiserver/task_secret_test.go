@@ -94,12 +94,10 @@ func TestTasks_secretAnswersGoToTheTasksOwnSecretNeverIntoTheTask(t *testing.T) 
 			if string(secret.Data["var.db_password"]) != canary || len(secret.Data) != 1 {
 				t.Errorf("the task's Secret holds %v, want only var.db_password", keysOfData(secret.Data))
 			}
-			owned := false
-			for _, o := range secret.OwnerReferences {
-				owned = owned || (o.Kind == "Task" && o.UID == obj.UID)
-			}
-			if !owned {
-				t.Errorf("the task's Secret is not owned by the Task: %+v", secret.OwnerReferences)
+			// Owned by this Task alone, as its controller, whether the API or
+			// the TaskReconciler (which may see the Task first) set it.
+			if o := secret.OwnerReferences; len(o) != 1 || o[0].Kind != "Task" || o[0].UID != obj.UID || o[0].Controller == nil || !*o[0].Controller {
+				t.Errorf("the task's Secret is not controlled by the Task alone: %+v", o)
 			}
 
 			// The run ends: its Secret goes with it.

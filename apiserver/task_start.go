@@ -129,6 +129,9 @@ func (s *Server) newTask(ctx context.Context, a *projectAccess, req *taskRequest
 	}); err != nil {
 		return nil, nil, nil, badRequest(err.Error())
 	}
+	if err := taskvars.CheckCommandLine(template.Spec.App, strings.TrimSpace(req.Limit), args); err != nil {
+		return nil, nil, nil, badRequest(err.Error())
+	}
 	task := &bastionv1.Task{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{bastionv1.LabelTemplate: template.Name}},
 		Spec: bastionv1.TaskSpec{
@@ -234,8 +237,6 @@ func checkRunOptions(req *taskRequest) error {
 		return badRequest("commit_hash must be a commit id: 4 to 64 hexadecimal characters")
 	case strings.HasPrefix(strings.TrimSpace(req.GitBranch), "-"):
 		return badRequest("git_branch must not start with -")
-	case strings.HasPrefix(strings.TrimSpace(req.Limit), "-"):
-		return badRequest("limit must not start with -")
 	case strings.TrimSpace(req.Playbook) != "" && !insideRepository(req.Playbook):
 		return badRequest("the playbook must be a relative path inside the repository")
 	}

@@ -21,6 +21,14 @@ func forbiddenMsg(name string) string {
 	return fmt.Sprintf("the variable %q cannot be set by a task: it changes how the run connects or what it executes", name)
 }
 
+// argumentMsg is the 400 of a task argument outside its app's allow-list.
+func argumentMsg(arg string) string {
+	return fmt.Sprintf("the argument %q cannot be set by a task: it changes how the run connects or what it executes", arg)
+}
+
+// limitFileMsg is the 400 of a limit holding "@".
+const limitFileMsg = "limit must be host patterns: it may not contain @ (ansible would read a file)"
+
 // notSurveyMsg is the 400 of a name the template does not let a task set.
 func notSurveyMsg(name string) string {
 	return fmt.Sprintf("the variable %q cannot be set by a task: it is not a survey variable of this template, "+
@@ -185,5 +193,114 @@ func TestTaskVars_templateSwitchesAreOffByDefaultAndRoundTrip(t *testing.T) {
 	}
 	if spec := p.templateObject(t, plain.ID).Spec; spec.AllowOverrideBranchInTask || spec.AllowOverrideExtraVarsInTask {
 		t.Errorf("a plain Template's spec = %+v", spec)
+	}
+}
+
+// TestTaskVars_aTaskRunnersLimitCannotNameAFile: ansible-playbook reads
+// `--limit @FILE` as a file of host patterns and prints every line that
+// matches no host ("Could not match supplied host pattern, ignoring:
+// <line>"), so a limit would be a file read on the runner: under `bastion
+// dev` the manager's kubeconfig and database, in a pod the mounted Secrets
+// and the runner's input. A task_runner sets limit freely (no template
+// switch), so POST /tasks refuses any "@", alone or in a list, with a 400
+// and no Task; a limit of host patterns starts.
+func TestTaskVars_aTaskRunnersLimitCannotNameAFile(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	tpl := p.createTemplate(t, "Hello Ansible", nil)
+
+	runner, pw := e.newUser(t, "limitrunner", false)
+	if code, data := p.b.call("POST", p.path("/users"), map[string]any{"user_id": userIDOf(t, runner), "role": "task_runner"}); code != http.StatusNoContent {
+		t.Fatalf("adding the task_runner = %d %s", code, data)
+	}
+	tr := e.signIn(t, runner.Spec.Username, pw)
+	before := p.taskCount(t)
+
+	for _, limit := range []string{
+		"@/home/bastion/.local/share/bastion/dev/kubeconfig",
+		"@/bastion/secrets/deploy-key/ssh-privatekey",
+		"web1,@/etc/passwd",
+		"web1:@/bastion/input/spec.json",
+	} {
+		code, data := tr.call("POST", p.path("/tasks"), map[string]any{"template_id": tpl.ID, "limit": limit})
+		if code != http.StatusBadRequest || !strings.Contains(string(data), limitFileMsg) {
+			t.Errorf("POST /tasks with limit %q = %d %s, want 400 %q", limit, code, data, limitFileMsg)
+		}
+	}
+	if n := p.taskCount(t); n != before {
+		t.Errorf("a limit naming a file started %d task(s)", n-before)
+	}
+	if code, data := tr.call("POST", p.path("/tasks"), map[string]any{"template_id": tpl.ID, "limit": "web1,db*"}); code != http.StatusCreated {
+		t.Errorf("POST /tasks with limit of host patterns = %d %s, want 201", code, data)
+	}
+}
+
+// TestTaskVars_taskArgumentsMeetTheAppsAllowList: with
+// allow_override_args_in_task a task's arguments may narrow, check or
+// describe its run, but `-e ansible_python_interpreter=…`, `--extra-vars
+// @/bastion/secrets/…`, `-eansible_connection=local` (which would set a
+// name that is never settable, or read a file) are a 400 naming the
+// argument, and no Task; allowed options start the task.
+func TestTaskVars_taskArgumentsMeetTheAppsAllowList(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	open := p.createTemplate(t, "Args Ansible", func(b map[string]any) { b["allow_override_args_in_task"] = true })
+	before := p.taskCount(t)
+	for _, tc := range []struct{ args, named string }{
+		{`["-e", "ansible_python_interpreter=/bin/sh -c 'echo ` + varsCanary + `' #"]`, "-e"},
+		{`["--extra-vars", "{\"ansible_host\": \"attacker.example\"}"]`, "--extra-vars"},
+		{`["-eansible_connection=local"]`, "-e"},
+		{`["--extra-vars=@/bastion/secrets/vault-key/password"]`, "--extra-vars"},
+		{`["-v", "-i", "/etc/hosts"]`, "-i"},
+		{`["--ssh-common-args=-o ProxyCommand=` + varsCanary + `"]`, "--ssh-common-args"},
+		{`["other.yml"]`, "other.yml"},
+	} {
+		code, data := p.b.call("POST", p.path("/tasks"), map[string]any{"template_id": open.ID, "arguments": tc.args})
+		if code != http.StatusBadRequest || !strings.Contains(string(data), strings.ReplaceAll(argumentMsg(tc.named), `"`, `\"`)) {
+			t.Errorf("POST /tasks with arguments %s = %d %s, want 400 %q", tc.args, code, data, argumentMsg(tc.named))
+		}
+		if strings.Contains(string(data), varsCanary) {
+			t.Errorf("the refusal repeats the argument's value: %s", data)
+		}
+	}
+	if n := p.taskCount(t); n != before {
+		t.Errorf("%d task(s) started with refused arguments", n-before)
+	}
+	if code, data := p.b.call("POST", p.path("/tasks"), map[string]any{"template_id": open.ID, "arguments": `["-vv", "--tags", "web", "-Cl", "web1"]`}); code != http.StatusCreated {
+		t.Errorf("POST /tasks with allowed arguments = %d %s, want 201", code, data)
+	}
+}
+
+// TestTaskVars_spellingsOfForbiddenNamesAreRefused: case variations, a JSON
+// escape, a key repeated around the forbidden one, unicode lookalikes,
+// dots and brackets, and the same in the secret answers: each is a 400
+// and no task, with the opt-in on.
+func TestTaskVars_spellingsOfForbiddenNamesAreRefused(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	open := p.createTemplate(t, "Open Ansible", func(b map[string]any) { b["allow_override_extra_vars_in_task"] = true })
+	before := p.taskCount(t)
+	for _, env := range []string{
+		`{"ANSIBLE_HOST":"x"}`,
+		`{"Ansible_Python_Interpreter":"/bin/sh"}`,
+		`{"\u0061nsible_host":"x"}`,
+		`{"colour":"a","ansible_host":"x","colour":"b"}`,
+		`{"ansible_host":"x","ansible_host":"y"}`,
+		"{\"ａnsible_host\":\"x\"}",       // fullwidth a
+		"{\"ansible\u200b_host\":\"x\"}", // zero-width space
+		`{"ansible_host.x":"x"}`,
+		`{"hostvars[web1]":"x"}`,
+		`{"vars":{"ansible_host":"x"}}`,
+		`{"HostVars":{}}`,
+	} {
+		for _, field := range []string{"environment", "secret"} {
+			code, data := p.b.call("POST", p.path("/tasks"), map[string]any{"template_id": open.ID, field: env})
+			if code != http.StatusBadRequest {
+				t.Errorf("%s %s = %d %s, want 400", field, env, code, data)
+			}
+		}
+	}
+	if n := p.taskCount(t); n != before {
+		t.Errorf("%d task(s) started", n-before)
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestWebhooks_forbiddenValuesAndTaskParamsAnswerAReasonAndStartNothing: a
@@ -13,9 +16,21 @@ import (
 // set, a variable that is not the template's survey's, or a branch or
 // playbook the template does not let a task choose: the authentic request
 // gets 200 with the reason, no task starts, and the sent value is nowhere.
+// The template lets a task set arguments: task_params' arguments still
+// meet the allow-list, and its limit never names a file.
 func TestWebhooks_forbiddenValuesAndTaskParamsAnswerAReasonAndStartNothing(t *testing.T) {
 	e := startEnv(t)
 	f := newHookFixture(t, e)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := e.K8s.Get(t.Context(), client.ObjectKeyFromObject(f.tpl), f.tpl); err != nil {
+			return err
+		}
+		f.tpl.Spec.AllowOverrideArgsInTask = true
+		return e.K8s.Update(t.Context(), f.tpl)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	body := []byte(`{"host":"` + varsCanary + `","colour":"red"}`)
 	value := func(variable, key string) []map[string]any {
 		return []map[string]any{{"name": variable, "value_source": "body", "body_data_type": "json", "key": key, "variable": variable}}
@@ -37,6 +52,12 @@ func TestWebhooks_forbiddenValuesAndTaskParamsAnswerAReasonAndStartNothing(t *te
 			"This template does not allow a task to override its playbook (allow_override_playbook_in_task is off)"},
 		{"task_params git_branch", map[string]any{"git_branch": "attacker"}, nil,
 			"This template does not allow a task to override its branch (git_branch) (allow_override_branch_in_task is off)"},
+		{"task_params limit naming a file", map[string]any{"limit": "web1,@/etc/passwd"}, nil,
+			"limit must be host patterns: it may not contain @ (ansible would read a file)"},
+		{"task_params arguments with -e", map[string]any{"arguments": []string{"-e", "ansible_host=" + varsCanary}}, nil,
+			argumentMsg("-e")},
+		{"task_params arguments with --extra-vars @FILE", map[string]any{"arguments": []string{"-v", "--extra-vars=@/bastion/secrets/x"}}, nil,
+			argumentMsg("--extra-vars")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fields := map[string]any{"name": tc.name, "auth_method": "token", "auth_header": "X-Token", "auth_secret_id": f.keyID}

@@ -437,7 +437,9 @@ func TestTaskReconciler_mountsTheTasksOwnSecretAndTheEnvironmentsButNeverCopiesT
 		s.EnvironmentRef = bastionv1.ObjectRef{Name: "with-secrets"}
 		s.SurveyVars = []bastionv1.SurveyVar{{Name: "token", Title: "Token", Type: "secret"}}
 	})
-	p.create(&corev1.Secret{ObjectMeta: metaName("run-answers"), Data: map[string][]byte{"var.token": []byte("t0ken")}})
+	answers := metaName("run-answers")
+	answers.Labels = map[string]string{bastionv1.LabelTaskSecrets: "true"}
+	p.create(&corev1.Secret{ObjectMeta: answers, Data: map[string][]byte{"var.token": []byte("t0ken")}})
 	p.task("secret-run", "secretive", func(s *bastionv1.TaskSpec) { s.SecretRef = &bastionv1.ObjectRef{Name: "run-answers"} })
 
 	job := p.job("secret-run")

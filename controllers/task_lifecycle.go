@@ -16,6 +16,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/metrics"
+	"github.com/bastion-dev/bastion/internal/taskvars"
 	"github.com/bastion-dev/bastion/internal/versions"
 )
 
@@ -223,9 +224,8 @@ func displayStatus(s bastionv1.TaskStatusValue) string {
 }
 
 // deleteOwnSecret deletes the Secret of the task's secret answers, which
-// the API wrote for this run alone (labelled so, and owned by the Task
-// once the API could name it). A Secret the task merely names, one written
-// by hand for instance, stays.
+// the API wrote for this run alone and this Task owns (by UID; see
+// claimTaskSecret). A Secret the task merely names stays.
 func (r *TaskReconciler) deleteOwnSecret(ctx context.Context, task *bastionv1.Task) error {
 	ref := task.Spec.SecretRef
 	if ref == nil || ref.Name == "" {
@@ -235,11 +235,7 @@ func (r *TaskReconciler) deleteOwnSecret(ctx context.Context, task *bastionv1.Ta
 	if err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: ref.Name}, secret); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	owned := secret.Labels[bastionv1.LabelTaskSecrets] == "true"
-	for _, o := range secret.OwnerReferences {
-		owned = owned || (o.Kind == "Task" && o.UID == task.UID)
-	}
-	if !owned {
+	if !taskvars.OwnsSecret(task, secret.GetOwnerReferences()) {
 		return nil
 	}
 	if err := r.Delete(ctx, secret, client.Preconditions{UID: &secret.UID}); client.IgnoreNotFound(err) != nil {

@@ -2,6 +2,8 @@ package controllers_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,8 +45,9 @@ func TestTaskReconciler_aTaskThatBreaksTheTemplatesRuleFailsWithoutARun(t *testi
 	p.template("asks-host", func(s *bastionv1.TemplateSpec) {
 		s.SurveyVars = []bastionv1.SurveyVar{{Name: "ansible_host", Title: "Host"}}
 	})
-	p.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "answers-env"}, Data: map[string][]byte{"env.PATH": []byte("/tmp/evil")}})
-	p.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "answers-host"}, Data: map[string][]byte{"var.ansible_host": []byte("elsewhere")}})
+	answers := map[string]string{bastionv1.LabelTaskSecrets: "true"}
+	p.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "answers-env", Labels: answers}, Data: map[string][]byte{"env.PATH": []byte("/tmp/evil")}})
+	p.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "answers-host", Labels: answers}, Data: map[string][]byte{"var.ansible_host": []byte("elsewhere")}})
 	vars := func(raw string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(raw)} }
 
 	for _, tc := range []struct {
@@ -71,6 +74,10 @@ func TestTaskReconciler_aTaskThatBreaksTheTemplatesRuleFailsWithoutARun(t *testi
 			"This template does not allow a task to override its playbook (allow_override_playbook_in_task is off)"},
 		{"arguments", "closed", func(s *bastionv1.TaskSpec) { s.Arguments = []string{"-e", "@/etc/shadow"} },
 			"This template does not allow a task to override its arguments (allow_override_args_in_task is off)"},
+		{"argument-extra-vars", "open", func(s *bastionv1.TaskSpec) { s.Arguments = []string{"-v", "-eansible_connection=local"} },
+			`the argument "-e" cannot be set by a task: it changes how the run connects or what it executes`},
+		{"limit-file", "closed", func(s *bastionv1.TaskSpec) { s.Limit = "web1,@/bastion/secrets/deploy-key/password" },
+			"limit must be host patterns: it may not contain @ (ansible would read a file)"},
 		{"forbidden-survey", "asks-host", nil,
 			`template asks-host: survey variable "ansible_host": a task may not set this variable, since it changes how the run connects or what it executes`},
 	} {
@@ -147,4 +154,114 @@ func TestScheduleReconciler_theTaskOfAScheduleMeetsTheTemplatesRule(t *testing.T
 	}, timeout, interval).Should(Succeed())
 	err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: f.namespace, Name: task.Name}, &batchv1.Job{})
 	f.g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the scheduled task has a Job (%v)", err)
+}
+
+// jobOrFailure waits until the task has a Job or has failed, and answers
+// the Job (nil when the task failed without one).
+func (p *taskProject) jobOrFailure(name string) *batchv1.Job {
+	p.t.Helper()
+	var job *batchv1.Job
+	p.g.Eventually(func() bool {
+		j := &batchv1.Job{}
+		if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: name}, j); err == nil {
+			job = j
+			return true
+		}
+		return p.get(name).Status.Status == bastionv1.TaskError
+	}, timeout, interval).Should(BeTrue())
+	return job
+}
+
+// mounts reports whether the Job's pod mounts the Secret.
+func mounts(job *batchv1.Job, secret string) bool {
+	return slices.ContainsFunc(job.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool {
+		return v.Secret != nil && v.Secret.SecretName == secret
+	})
+}
+
+// TestTaskReconciler_aTaskCannotNameAKeysSecretAsItsAnswers: a kubectl
+// user with rights on Tasks only (no right to read Secrets) names a key's
+// Secret as the Task's secretRef, with a limit that would make ansible
+// print it. The Secret is not a task's answers (no task-secrets label):
+// the task fails saying so, with no Job, and the Secret is untouched.
+func TestTaskReconciler_aTaskCannotNameAKeysSecretAsItsAnswers(t *testing.T) {
+	p := newTaskProject(t, "secretref-key", 0)
+	p.create(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "prod-ssh", Labels: map[string]string{bastionv1.LabelKeyType: string(bastionv1.KeyTypeSSH)}},
+		Data:       map[string][]byte{"ssh-privatekey": []byte("-----BEGIN OPENSSH PRIVATE KEY-----\nCANARY\n-----END OPENSSH PRIVATE KEY-----\n")},
+	})
+	p.task("steal-key", "deploy-site", func(s *bastionv1.TaskSpec) { s.SecretRef = &bastionv1.ObjectRef{Name: "prod-ssh"} })
+	if job := p.jobOrFailure("steal-key"); job != nil {
+		t.Fatalf("a Task naming a key's Secret as its answers got a Job (mounts prod-ssh: %v)", mounts(job, "prod-ssh"))
+	}
+	p.g.Expect(p.get("steal-key").Status.Message).To(Equal(
+		`the Secret "prod-ssh" named by secretRef is not a task's secret answers (it lacks the automation.bastion.dev/task-secrets label): a task may name only its own`))
+	p.expectNoRun("steal-key")
+	key := &corev1.Secret{}
+	p.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "prod-ssh"}, key)).To(Succeed())
+	p.g.Expect(key.OwnerReferences).To(BeEmpty())
+}
+
+// TestTaskReconciler_aTaskCannotTakeAnotherTasksAnswers: the answers'
+// Secret the API wrote for one task (labelled, still unowned when the
+// reconciler first sees the task) is claimed by that Task, by UID. A
+// second Task naming it, as a kubectl user who read the first's spec
+// would, fails with no Job, and its end does not delete the Secret; the
+// owner's run mounts it, and the owner's end deletes it.
+func TestTaskReconciler_aTaskCannotTakeAnotherTasksAnswers(t *testing.T) {
+	p := newTaskProject(t, "secretref-task", 0)
+	p.template("asks-password", func(s *bastionv1.TemplateSpec) {
+		s.SurveyVars = []bastionv1.SurveyVar{{Name: "db_password", Title: "Password", Type: "secret"}}
+	})
+	p.create(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "victim-answers", Labels: map[string]string{
+			bastionv1.LabelTaskSecrets: "true", bastionv1.LabelTemplate: "asks-password",
+		}},
+		Data: map[string][]byte{"var.db_password": []byte("VICTIM-PASSWORD")},
+	})
+	victim := p.task("victim", "asks-password", func(s *bastionv1.TaskSpec) { s.SecretRef = &bastionv1.ObjectRef{Name: "victim-answers"} })
+	p.g.Expect(mounts(p.job("victim"), "victim-answers")).To(BeTrue())
+	answers := &corev1.Secret{}
+	p.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "victim-answers"}, answers)).To(Succeed())
+	p.g.Expect(answers.OwnerReferences).To(ConsistOf(And(HaveField("UID", victim.UID), HaveField("Controller", HaveValue(BeTrue())))))
+
+	p.task("thief", "asks-password", func(s *bastionv1.TaskSpec) { s.SecretRef = &bastionv1.ObjectRef{Name: "victim-answers"} })
+	if job := p.jobOrFailure("thief"); job != nil {
+		t.Fatalf("a Task naming another task's answers got a Job (mounts victim-answers: %v)", mounts(job, "victim-answers"))
+	}
+	p.g.Expect(p.get("thief").Status.Message).To(Equal(
+		`the Secret "victim-answers" named by secretRef belongs to another object: a task may name only its own secret answers`))
+	p.g.Consistently(func() error {
+		return k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "victim-answers"}, &corev1.Secret{})
+	}, 2*time.Second, interval).Should(Succeed(), "the thief's end deleted another task's answers")
+
+	p.runToEnd("victim", true)
+	p.g.Eventually(func() bool {
+		err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "victim-answers"}, &corev1.Secret{})
+		return apierrors.IsNotFound(err)
+	}, timeout, interval).Should(BeTrue(), "the owner's end keeps its answers")
+}
+
+// TestTaskReconciler_duplicateAndEscapedKeysInExtraVarsAreRefused: a Task
+// applied with kubectl whose extraVars repeat a key around a forbidden
+// one, spell ansible_host with a JSON escape, or nest it under vars fails
+// naming the variable: the check and the runner read the same decoded
+// object.
+func TestTaskReconciler_duplicateAndEscapedKeysInExtraVarsAreRefused(t *testing.T) {
+	p := newTaskProject(t, "dup-keys", 0)
+	p.template("open", func(s *bastionv1.TemplateSpec) { s.AllowOverrideExtraVarsInTask = true })
+	for name, raw := range map[string]string{
+		"duplicate": `{"colour":"x","ansible_host":"attacker.example","colour":"y"}`,
+		"escaped":   `{"\u0061nsible_host":"attacker.example"}`,
+		"nested":    `{"colour":"x","vars":{"ansible_host":"attacker.example"}}`,
+	} {
+		p.task(name, "open", func(s *bastionv1.TaskSpec) { s.ExtraVars = &apiextensionsv1.JSON{Raw: []byte(raw)} })
+		if job := p.jobOrFailure(name); job != nil {
+			t.Errorf("%s: %s got a Job", name, raw)
+			continue
+		}
+		if msg := p.get(name).Status.Message; !strings.Contains(msg, `"ansible_host"`) && !strings.Contains(msg, `"vars"`) {
+			t.Errorf("%s: failed with %q, not naming the variable", name, msg)
+		}
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/bastion-dev/bastion/internal/taskvars"
 )
 
 // command builds the program for the task's app.
@@ -39,6 +41,11 @@ func (t *taskRun) binary(name string) (string, error) {
 // arguments, and the playbook, which must lie inside the checkout.
 func (t *taskRun) ansible(checkout string) (process, error) {
 	s := t.in.Spec
+	// The API and the TaskReconciler refuse such a limit already; a runspec
+	// that carries one anyway must not make ansible read and print a file.
+	if err := taskvars.CheckLimit(s.Limit); err != nil {
+		return process{}, err
+	}
 	playbook, err := inside(checkout, s.Playbook, "the playbook")
 	if err != nil {
 		return process{}, err

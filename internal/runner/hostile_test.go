@@ -196,3 +196,38 @@ func TestRun_inventoryThroughASymlinkOutOfTheCheckoutIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestRun_aLimitNamingAFileNeverPrintsTheFile: `--limit @FILE` makes
+// ansible-playbook read FILE as host patterns and print each line that
+// matches no host. The API and the TaskReconciler refuse such a limit; a
+// runspec that carries one anyway (here naming a mounted Secret that the
+// run does not use as a key, so nothing would redact it) fails before
+// ansible starts, saying why, and the key appears nowhere in the output.
+func TestRun_aLimitNamingAFileNeverPrintsTheFile(t *testing.T) {
+	const keyLine = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQLIMIT-CANARY"
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg=hello\n", false)
+	spec := runspec.Spec{App: "ansible", Playbook: "site.yml", Repository: runspec.Repository{URL: repo.Path},
+		Inventory:  &runspec.Inventory{Type: "static", Content: "web1 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"},
+		TaskSecret: "prod-ssh"}
+	in := newInputs(t, spec, map[string]map[string]string{"prod-ssh": {
+		"ssh-privatekey": "-----BEGIN OPENSSH PRIVATE KEY-----\n" + keyLine + "\n-----END OPENSSH PRIVATE KEY-----\n",
+	}})
+	for _, limit := range []string{
+		"@" + filepath.Join(in.secretsDir, "prod-ssh", "ssh-privatekey"),
+		"web1,@" + filepath.Join(in.secretsDir, "prod-ssh", "ssh-privatekey"),
+	} {
+		in.Spec.Limit = limit
+		res, out := runTask(t, in)
+		joined := strings.Join(out, "\n")
+		if strings.Contains(joined, keyLine) {
+			t.Errorf("limit %q: the mounted key's line is in the task's output:\n%s", limit, joined)
+		}
+		if res.Err == nil || res.Err.Error() != "limit must be host patterns: it may not contain @ (ansible would read a file)" {
+			t.Errorf("limit %q: the run was not refused (%+v):\n%s", limit, res, joined)
+		}
+		if strings.Contains(joined, "PLAY [") {
+			t.Errorf("limit %q: ansible started:\n%s", limit, joined)
+		}
+	}
+}

@@ -135,7 +135,9 @@ func (t *taskRun) programEnv() ([]string, error) {
 	for k, v := range s.Env {
 		vars[k] = v
 	}
-	for _, name := range []string{s.EnvironmentSecret, s.TaskSecret} {
+	// The Environment's last: it wins, as for variables (a task's own
+	// Secret may not carry env. keys at all; the TaskReconciler refuses them).
+	for _, name := range []string{s.TaskSecret, s.EnvironmentSecret} {
 		secret, err := t.in.secretValues(name, "env.")
 		if err != nil {
 			return nil, err
@@ -156,7 +158,10 @@ func (t *taskRun) programEnv() ([]string, error) {
 }
 
 // extraVars merges the task's and Environment's variables (already merged
-// by the engine) with the secret ones; secrets win, the task's own last.
+// by the engine) with the secret ones; secrets win, and among them the
+// Environment's win over the task's answers, as the Environment's plain
+// variables win over the task's (runspec's mergeVars): the managers wrote
+// it, a task_runner answered the task.
 func (t *taskRun) extraVars() (map[string]any, error) {
 	vars, _, err := t.vars()
 	return vars, err
@@ -176,11 +181,11 @@ func (t *taskRun) vars() (map[string]any, map[string]bool, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	for k, v := range fromEnvironment {
-		vars[k], fromTask[k] = v, false
-	}
 	for k, v := range fromTaskSecret {
 		vars[k], fromTask[k] = v, true
+	}
+	for k, v := range fromEnvironment {
+		vars[k], fromTask[k] = v, false
 	}
 	return vars, fromTask, nil
 }
@@ -218,9 +223,9 @@ func (t *taskRun) plainAndSecretVars() (plain map[string]any, secret map[string]
 		return nil, nil, err
 	}
 	secret = map[string]string{}
-	for _, values := range []map[string]string{fromEnvironment, fromTask} {
+	for _, values := range []map[string]string{fromTask, fromEnvironment} {
 		for k, v := range values {
-			secret[k] = v // the task's own answer last: it wins, as in vars
+			secret[k] = v // the Environment's last: it wins, as in vars
 			delete(vars, k)
 		}
 	}

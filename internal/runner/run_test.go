@@ -440,3 +440,32 @@ func TestRun_ansibleCredentialsGoThroughAFileNotArgv(t *testing.T) {
 		t.Fatalf("credentials file %q: %v %v", credentials, st, err)
 	}
 }
+
+// TestRun_theEnvironmentsSecretVariableWinsOverATasksSecretAnswer: the
+// contract says the Environment wins over the task's variables, for plain
+// ones (mergeVars) and secret ones alike: a task's secret answer does not
+// replace a secret variable its managers set (a deploy target, an API
+// endpoint, a password the playbook trusts).
+func TestRun_theEnvironmentsSecretVariableWinsOverATasksSecretAnswer(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "deploy_target")
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("site.yml", "- hosts: all\n  gather_facts: false\n  tasks:\n    - copy:\n        dest: "+target+"\n        content: \"{{ deploy_target }}\"\n", false)
+	spec := runspec.Spec{App: "ansible", Playbook: "site.yml", Repository: runspec.Repository{URL: repo.Path},
+		Inventory:         &runspec.Inventory{Type: "static", Content: "web1 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"},
+		EnvironmentSecret: "env-secrets", TaskSecret: "task-answers"}
+	in := newInputs(t, spec, map[string]map[string]string{
+		"env-secrets":  {"var.deploy_target": "managers-choice"},
+		"task-answers": {"var.deploy_target": "task-runners-choice"},
+	})
+	res, out := runTask(t, in)
+	if !res.Succeeded() {
+		t.Fatalf("%+v\n%s", res, strings.Join(out, "\n"))
+	}
+	got, err := os.ReadFile(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "managers-choice" {
+		t.Errorf("deploy_target = %q, want the Environment's %q (the Environment wins)", got, "managers-choice")
+	}
+}

@@ -13,7 +13,10 @@
 //     it executes (Forbidden), whatever the template says; and no template
 //     may ask for one in its survey;
 //   - a task overrides its template's code and hosts only where the
-//     template allows it.
+//     template allows it;
+//   - what a task adds to the command line is a limit of host patterns
+//     (never "@FILE") and, where the template allows arguments, only the
+//     options of its app's allow-list (arguments.go).
 //
 // The Environment, which the project's managers wrote, is not limited
 // here: it may set any name.
@@ -62,26 +65,42 @@ var ansibleMagic = set(
 // the dynamic linker, git, ssh or an interpreter runs, reads or connects
 // to. bash scripts commonly export their NAME=value arguments (Semaphore's
 // do), and terraform reads TF_* itself, so bash, terraform and tofu tasks
-// may not set them. Names are matched exactly (the environment is case
+// may not set them. This is a deny-list, and no deny-list of environment
+// variables is ever complete: the boundary is the template's opt-in
+// (allowOverrideExtraVarsInTask), without which a task sets only its
+// survey's names. Names are matched exactly (the environment is case
 // sensitive), except the proxy variables, which tools read in either case.
 var envNames = set(
 	// the shell and its startup
 	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "ENV", "IFS", "PS1", "PS2", "PS3", "PS4",
 	"SHELLOPTS", "BASHOPTS", "PROMPT_COMMAND", "CDPATH", "GLOBIGNORE", "PWD", "OLDPWD", "TMPDIR",
-	"INPUTRC", "HISTFILE", "TERMINFO", "EDITOR", "VISUAL", "PAGER", "BROWSER",
+	"INPUTRC", "HISTFILE", "TERMINFO", "EDITOR", "VISUAL", "PAGER", "BROWSER", "ZDOTDIR", "FCEDIT",
+	// programs that run a command line, or read commands, from a variable
+	"MANPAGER", "SUDO_EDITOR", "KUBE_EDITOR", "KUBECTL_EXTERNAL_DIFF",
+	"LESSOPEN", "LESSCLOSE", "VIMINIT", "EXINIT", "MYVIMRC", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "CVS_RSH",
+	"SVN_SSH", "SVN_EDITOR", "HGRCPATH", "HGEDITOR", "TAR_OPTIONS", "CURL_HOME", "WGETRC",
+	// build tools, which run what their flags and configuration say
+	"MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "GOFLAGS", "GOPROXY", "GONOSUMDB", "GONOSUMCHECK",
+	"GOSUMDB", "GOPRIVATE", "GOINSECURE", "GOTOOLCHAIN", "GOENV", "GOROOT", "GOPATH", "GOBIN",
+	"RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTFLAGS", "RUSTDOCFLAGS", "RUSTUP_TOOLCHAIN",
+	"MAVEN_OPTS", "MAVEN_ARGS", "GRADLE_OPTS", "JAVA_OPTS", "ANT_OPTS", "SBT_OPTS", "HELM_PLUGINS",
+	"TERRAFORM_CONFIG",
 	// the C library and loader
 	"GCONV_PATH", "HOSTALIASES", "LOCALDOMAIN", "RES_OPTIONS", "NLSPATH", "LOCPATH", "GLIBC_TUNABLES",
 	"MALLOC_CHECK_", "OPENSSL_CONF", "OPENSSL_ENGINES", "SSL_CERT_FILE", "SSL_CERT_DIR",
 	"CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "KRB5_CONFIG", "KRB5CCNAME", "GNUPGHOME",
 	// interpreters
 	"PERLLIB", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
-	"CLASSPATH", "LUA_PATH", "LUA_INIT",
+	"JDK_JAVA_OPTIONS", "CLASSPATH", "PHPRC", "PHP_INI_SCAN_DIR", "R_PROFILE", "R_PROFILE_USER", "R_ENVIRON",
+	"R_ENVIRON_USER", "ERL_AFLAGS", "ERL_ZFLAGS", "ERL_FLAGS", "CORECLR_PROFILER", "COR_PROFILER",
 	// where clients read their configuration and credentials
 	"KUBECONFIG", "DOCKER_HOST", "DOCKER_CONFIG", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
 	"GOOGLE_APPLICATION_CREDENTIALS", "SUDO_ASKPASS", "NETRC",
 )
 
 // envPrefixes are families of such variables: the loader's (LD_, DYLD_),
+// Lua's (LUA_PATH, LUA_CPATH, LUA_INIT and their _5_x forms), package
+// managers' (pip, gem, bundler, cargo, conda, .NET's startup hooks),
 // bash's own (BASH_ENV, BASH_FUNC_…, BASH_XTRACEFD), Ansible's, git's,
 // ssh's, Terraform's (TF_CLI_*, TF_TOKEN_*, TF_DATA_DIR, TF_LOG…; a
 // task's variables reach terraform as TF_VAR_<name>, which stays a plain
@@ -90,8 +109,13 @@ var envNames = set(
 // Bastion itself sets for a run.
 var envPrefixes = []string{
 	"LD_", "DYLD_", "BASH_", "ANSIBLE_", "GIT_", "SSH_", "TF_", "PYTHON", "PERL5", "XDG_",
-	"KUBERNETES_", "SEMAPHORE_", "BASTION_",
+	"KUBERNETES_", "SEMAPHORE_", "BASTION_", "TOFU_", "LUA_", "PIP_", "GEM_", "BUNDLE_", "CARGO_",
+	"CONDA", "DOTNET_", "SYSTEMD_",
 }
+
+// caselessPrefixes are families their programs read in any case (npm's
+// configuration: npm_config_script_shell, NPM_CONFIG_USERCONFIG…; yarn's).
+var caselessPrefixes = []string{"npm_config_", "yarn_"}
 
 // proxyNames redirect a program's traffic; tools read them lower case too.
 var proxyNames = set("http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy")
@@ -128,6 +152,11 @@ func envLike(name string) bool {
 	}
 	for _, p := range envPrefixes {
 		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	for _, p := range caselessPrefixes {
+		if strings.HasPrefix(strings.ToLower(name), p) {
 			return true
 		}
 	}
@@ -229,9 +258,13 @@ func notAllowed(what, flag string) *Refusal {
 }
 
 // CheckTask applies every rule to a Task of the template: its overrides,
-// then the names of its extra variables and of its secret answers.
+// its limit and arguments, then the names of its extra variables and of
+// its secret answers.
 func CheckTask(template *bastionv1.TemplateSpec, task *bastionv1.TaskSpec, names []string) error {
 	if err := CheckOverrides(template, Of(task)); err != nil {
+		return err
+	}
+	if err := CheckCommandLine(template.App, task.Limit, task.Arguments); err != nil {
 		return err
 	}
 	return CheckVars(template, names)

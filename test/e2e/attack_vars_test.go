@@ -3,7 +3,9 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,30 +20,8 @@ import (
 // template's manager opts in to other variables, an ordinary one passes
 // and runs, but ansible_* is still refused.
 func TestAttack_aTaskRunnerCannotSetAnsibleMagicVariables(t *testing.T) {
-	if _, err := exec.LookPath("ansible-playbook"); err != nil {
-		t.Fatal("ansible-playbook is not in PATH (Debian's ansible-core package)")
-	}
-	// As in the demo test: the machine's git configuration and proxies stay
-	// out of the runs.
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-	dataDir := t.TempDir()
-	dev := startDev(t, dataDir)
-	dev.waitReady()
-	admin := signedIn(t, dev.url, "admin", dev.bannerValue("password"))
-	var project struct {
-		ID int64 `json:"id"`
-	}
-	admin.must("POST", "/api/projects", map[string]any{"name": "Demo", "demo": true}, http.StatusCreated, &project)
-	p := "/api/project/" + itoa(project.ID)
-	var runnerUser struct {
-		ID int64 `json:"id"`
-	}
-	admin.must("POST", "/api/users", map[string]any{"name": "Runner", "username": "runner", "email": "runner@example.test",
-		"password": "runner-pw-1234"}, http.StatusCreated, &runnerUser)
-	admin.must("POST", p+"/users", map[string]any{"user_id": runnerUser.ID, "role": "task_runner"}, http.StatusNoContent, nil)
-	runner := signedIn(t, dev.url, "runner", "runner-pw-1234")
-	hello := runner.idNamed(p+"/templates", demorepo.AnsibleTemplate)
+	d := newDemoWithTaskRunner(t)
+	admin, p, runner, hello, dataDir := d.admin, d.path, d.runner, d.hello, d.dataDir
 
 	const marker = "PWNED"
 	payload := "/bin/sh -c 'echo " + marker + "-$(id -u)-$(ls " + dataDir + "); exit 1' #"
@@ -92,7 +72,7 @@ func TestAttack_aTaskRunnerCannotSetAnsibleMagicVariables(t *testing.T) {
 		ID int64 `json:"id"`
 	}
 	runner.must("POST", p+"/tasks", map[string]any{"template_id": hello, "environment": `{"colour":"red"}`}, http.StatusCreated, &task)
-	status, lines := follow(t, ws, project.ID, task.ID, 3*time.Minute)
+	status, lines := follow(t, ws, d.projectID, task.ID, 3*time.Minute)
 	_, raw := runner.call("GET", p+"/tasks/"+itoa(task.ID)+"/raw", nil)
 	if status != "success" {
 		t.Fatalf("the allowed task ended %s:\n%s", status, raw)
@@ -109,7 +89,97 @@ func TestAttack_aTaskRunnerCannotSetAnsibleMagicVariables(t *testing.T) {
 	if strings.Contains(output, marker) || strings.Contains(output, "bastion.db") {
 		t.Errorf("the attack's payload or its result appears in an answer or the output:\n%s", output)
 	}
-	if strings.Contains(dev.stdout.String()+dev.stderr.String(), marker) {
+	if strings.Contains(d.dev.stdout.String()+d.dev.stderr.String(), marker) {
 		t.Error("the attack's payload appears in the manager's log")
 	}
+}
+
+// TestAttack_aTaskRunnersLimitCannotReadTheManagersKubeconfig: on the real
+// `bastion dev`, a task_runner of the demo project starts Hello Ansible
+// (no opt-in at all) with limit "@<data dir>/kubeconfig". ansible-playbook
+// reads the file as host patterns and prints every line as "Could not
+// match supplied host pattern, ignoring: <line>", so the cluster's admin
+// credentials (client-key-data) land in the task's output, which the
+// task_runner reads. The start is refused (400, saying a limit is host
+// patterns), and no line of the kubeconfig appears anywhere.
+func TestAttack_aTaskRunnersLimitCannotReadTheManagersKubeconfig(t *testing.T) {
+	d := newDemoWithTaskRunner(t)
+	p, runner, hello, dataDir := d.path, d.runner, d.hello, d.dataDir
+	kubeconfig, err := os.ReadFile(filepath.Join(dataDir, "kubeconfig"))
+	if err != nil {
+		t.Fatalf("bastion dev wrote no kubeconfig in its data dir: %v", err)
+	}
+	var keyLine string
+	for _, l := range strings.Split(string(kubeconfig), "\n") {
+		if strings.Contains(l, "client-key-data:") || strings.Contains(l, "token:") {
+			keyLine = strings.TrimSpace(l)
+		}
+	}
+	if keyLine == "" {
+		t.Fatalf("the kubeconfig has no client key or token:\n%s", kubeconfig)
+	}
+
+	ws := runner.websocket()
+	code, data := runner.call("POST", p+"/tasks", map[string]any{"template_id": hello, "limit": "@" + filepath.Join(dataDir, "kubeconfig")})
+	if code == http.StatusBadRequest && strings.Contains(string(data), "limit must be host patterns: it may not contain @ (ansible would read a file)") {
+		if strings.Contains(string(data), "client-key-data") || strings.Contains(string(data), keyLine) {
+			t.Errorf("the refusal carries the kubeconfig: %s", data)
+		}
+		return // refused: nothing ran
+	}
+	t.Errorf("POST /tasks with limit @<data dir>/kubeconfig = %d %s, want 400 saying a limit is host patterns", code, data)
+	var task struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal(data, &task); err != nil || task.ID == 0 {
+		t.Fatalf("no task to follow: %s", data)
+	}
+	_, lines := follow(t, ws, d.projectID, task.ID, 3*time.Minute)
+	_, raw := runner.call("GET", p+"/tasks/"+itoa(task.ID)+"/raw", nil)
+	value := strings.TrimSpace(keyLine[strings.Index(keyLine, ":")+1:])
+	// ansible wraps its warnings at 80 columns: compare without whitespace.
+	out := strings.Join(strings.Fields(string(raw)+strings.Join(lines, "\n")), "")
+	if strings.Contains(out, value[:40]) {
+		t.Errorf("the task_runner read the manager's kubeconfig credentials in the task's output (%q…)", value[:40])
+	}
+}
+
+// demoWithTaskRunner is a running `bastion dev` (its data directory), a
+// demo project on it, a task_runner of it, and its Hello Ansible template.
+type demoWithTaskRunner struct {
+	dev           *devProcess
+	dataDir       string
+	admin, runner *apiClient
+	projectID     int64
+	path          string // /api/project/<id>
+	hello         int64
+}
+
+func newDemoWithTaskRunner(t *testing.T) demoWithTaskRunner {
+	t.Helper()
+	if _, err := exec.LookPath("ansible-playbook"); err != nil {
+		t.Fatal("ansible-playbook is not in PATH (Debian's ansible-core package)")
+	}
+	// As in the demo test: the machine's git configuration and proxies stay
+	// out of the runs.
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	dataDir := t.TempDir()
+	dev := startDev(t, dataDir)
+	dev.waitReady()
+	admin := signedIn(t, dev.url, "admin", dev.bannerValue("password"))
+	var project struct {
+		ID int64 `json:"id"`
+	}
+	admin.must("POST", "/api/projects", map[string]any{"name": "Demo", "demo": true}, http.StatusCreated, &project)
+	p := "/api/project/" + itoa(project.ID)
+	var runnerUser struct {
+		ID int64 `json:"id"`
+	}
+	admin.must("POST", "/api/users", map[string]any{"name": "Runner", "username": "runner", "email": "runner@example.test",
+		"password": "runner-pw-1234"}, http.StatusCreated, &runnerUser)
+	admin.must("POST", p+"/users", map[string]any{"user_id": runnerUser.ID, "role": "task_runner"}, http.StatusNoContent, nil)
+	runner := signedIn(t, dev.url, "runner", "runner-pw-1234")
+	return demoWithTaskRunner{dev: dev, dataDir: dataDir, admin: admin, runner: runner, projectID: project.ID, path: p,
+		hello: runner.idNamed(p+"/templates", demorepo.AnsibleTemplate)}
 }
