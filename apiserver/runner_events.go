@@ -114,6 +114,13 @@ func (e *runnerEvents) forget(uid types.UID) {
 	}
 }
 
+// holds reports whether st is still the state of the task uid.
+func (e *runnerEvents) holds(uid types.UID, st *taskState) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.tasks[uid] == st
+}
+
 // state is the state of the live task at key, made on first use, or nil
 // (and the task, for a message) when the task is unknown or ended.
 func (e *runnerEvents) state(ctx context.Context, key client.ObjectKey) (*bastionv1.Task, *taskState, error) {
@@ -146,6 +153,9 @@ func (e *runnerEvents) state(ctx context.Context, key client.ObjectKey) (*bastio
 	return again, st, nil
 }
 
+// finishedMessage answers a runner of a finished task.
+const finishedMessage = "the task has finished; its runner's token no longer works"
+
 func (e *runnerEvents) routes() chi.Router {
 	r := chi.NewRouter()
 	r.Post("/tasks/{namespace}/{name}/events", e.receive)
@@ -165,11 +175,16 @@ func (e *runnerEvents) receive(w http.ResponseWriter, r *http.Request) {
 		return
 	case st == nil:
 		// Checked before the token: a finished task has none to check.
-		fail(w, http.StatusUnauthorized, "the task has finished; its runner's token no longer works")
+		fail(w, http.StatusUnauthorized, finishedMessage)
 		return
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if !e.holds(task.UID, st) {
+		// The task ended while this request waited for the one before.
+		fail(w, http.StatusUnauthorized, finishedMessage)
+		return
+	}
 	if ok, err := e.authorized(r, task, st); err != nil {
 		fail(w, http.StatusServiceUnavailable, err.Error())
 		return
