@@ -437,9 +437,10 @@ func TestRunnerAttack_perTaskStateIsFreedAndMemoryFlatAfterManyTasks(t *testing.
 		t.Errorf("the runner endpoint's heap grew by %.1f KiB over %d tasks", float64(endpointGrew)/(1<<10), total)
 	}
 	// The whole process may grow by design: the task list (task_index.go)
-	// keeps a record of every task ever run, a few KiB with its summary.
-	if perTask := grew / int64(total-warmUp); perTask > 8<<10 {
-		t.Errorf("the heap grew by %.1f MiB over %d tasks, %d bytes a task, over 8 KiB", float64(grew)/(1<<20), total-warmUp, perTask)
+	// keeps a record of every task ever run, a few KiB with its summary;
+	// and caches still fill up in a short run.
+	if bound := 8<<20 + int64(total-warmUp)*(8<<10); grew > bound {
+		t.Errorf("the heap grew by %.1f MiB over %d tasks, over 8 MiB and 8 KiB a task", float64(grew)/(1<<20), total-warmUp)
 	}
 }
 
