@@ -106,6 +106,13 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
+// Cap is the memory the buffer holds.
+func (b *syncBuffer) Cap() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Cap()
+}
+
 func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -12,7 +12,8 @@ import (
 // objects of their own, but the /api gives each an id (from the counters
 // integration-matcher and integration-value) and routes of its own. Both
 // are served by itemRoutes, told by an itemKind how to reach its list.
-// Every member may change them (spec §6).
+// Every member reads them; writing them needs what writing the integration
+// needs (the write middleware itemRoutes is given).
 
 // itemKind describes one of an integration's lists to itemRoutes.
 type itemKind[T any] struct {
@@ -36,8 +37,9 @@ type itemRequest[T any] interface {
 	ids() (id, integrationID int64)
 }
 
-// itemRoutes serves …/integrations/{integration_id}/<items>.
-func itemRoutes[T any](s *Server, k itemKind[T]) chi.Router {
+// itemRoutes serves …/integrations/{integration_id}/<items>; writes go
+// through write first.
+func itemRoutes[T any](s *Server, k itemKind[T], write func(http.Handler) http.Handler) chi.Router {
 	r := chi.NewRouter()
 	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
 		in := entity[*bastionv1.Integration](r, "integration_id")
@@ -50,9 +52,9 @@ func itemRoutes[T any](s *Server, k itemKind[T]) chi.Router {
 		}
 		respond(w, http.StatusOK, out)
 	})
-	r.Post("/", func(w http.ResponseWriter, r *http.Request) { addItem(s, k, w, r) })
-	r.Put("/{item_id}", func(w http.ResponseWriter, r *http.Request) { replaceItem(s, k, w, r) })
-	r.Delete("/{item_id}", func(w http.ResponseWriter, r *http.Request) { removeItem(s, k, w, r) })
+	r.With(write).Post("/", func(w http.ResponseWriter, r *http.Request) { addItem(s, k, w, r) })
+	r.With(write).Put("/{item_id}", func(w http.ResponseWriter, r *http.Request) { replaceItem(s, k, w, r) })
+	r.With(write).Delete("/{item_id}", func(w http.ResponseWriter, r *http.Request) { removeItem(s, k, w, r) })
 	return r
 }
 

@@ -47,32 +47,33 @@ func (s *Server) toIntegrationJSON(ctx context.Context, a *projectAccess, in *ba
 	}
 }
 
-// integrationRoutes serves /project/{id}/integrations. Members read;
-// integrations and their aliases need updateProject; matchers and
-// extracted values are open to every member (spec §6).
+// integrationRoutes serves /project/{id}/integrations. Members read
+// integrations, matchers and extracted values; every write needs
+// updateProject, matchers and values included: they decide which requests
+// start a task and what variables it gets, so they are as much the
+// integration as its template (issue #19). Aliases are credentials (whoever
+// holds one starts tasks), so even reading them needs updateProject.
 func (s *Server) integrationRoutes() chi.Router {
 	owners := require(permUpdateProject)
+	aliases := func(r chi.Router) {
+		r.Use(owners)
+		r.Get("/", s.listAliases)
+		r.Post("/", s.createAlias)
+		r.With(s.loadAlias).Delete("/{alias_id}", s.deleteAlias)
+	}
 	r := chi.NewRouter()
 	r.Get("/", s.listIntegrations)
 	r.With(owners).Post("/", s.createIntegration)
-	r.Route("/aliases", func(r chi.Router) {
-		r.Get("/", s.listAliases)
-		r.With(owners).Post("/", s.createAlias)
-		r.With(owners, s.loadAlias).Delete("/{alias_id}", s.deleteAlias)
-	})
+	r.Route("/aliases", aliases)
 	r.Route("/{integration_id}", func(r chi.Router) {
 		r.Use(s.loadEntity("integration_id", "integration", func() client.ObjectList { return &bastionv1.IntegrationList{} }))
 		r.Get("/", s.getIntegration)
 		r.Get("/refs", s.integrationRefs)
 		r.With(owners).Put("/", s.updateIntegration)
 		r.With(owners).Delete("/", s.deleteIntegration)
-		r.Route("/aliases", func(r chi.Router) {
-			r.Get("/", s.listAliases)
-			r.With(owners).Post("/", s.createAlias)
-			r.With(owners, s.loadAlias).Delete("/{alias_id}", s.deleteAlias)
-		})
-		r.Mount("/matchers", itemRoutes(s, matcherItems))
-		r.Mount("/values", itemRoutes(s, valueItems))
+		r.Route("/aliases", aliases)
+		r.Mount("/matchers", itemRoutes(s, matcherItems, owners))
+		r.Mount("/values", itemRoutes(s, valueItems, owners))
 	})
 	return r
 }

@@ -9,9 +9,10 @@ import (
 
 // The permission matrix of views, schedules and integrations (spec §6):
 // members read; views and schedules need manageProjectResources (manager,
-// owner); integrations and their aliases need updateProject (owner);
-// matchers and extracted values are open to every member, guests too.
-// Incoming webhooks need no sign-in at all.
+// owner); integrations need updateProject (owner), and so do writes to
+// their matchers and extracted values and every alias route, reads
+// included: an alias URL is a credential (issue #19, item 4). Incoming
+// webhooks need no sign-in at all.
 
 type seeder = func(t *testing.T, e *apiEnv, project *bastionv1.Project) map[string]string
 
@@ -69,26 +70,26 @@ var schedintMatrix = []matrixRow{
 	// Integrations and aliases.
 	{"GET", "/api/project/{project}/integrations", "", members(200), nil, false},
 	{"POST", "/api/project/{project}/integrations", `{"name":"Hook"}`, needs(201, owner), nil, false},
-	{"GET", "/api/project/{project}/integrations/aliases", "", members(200), nil, false},
+	{"GET", "/api/project/{project}/integrations/aliases", "", needs(200, owner), nil, false},
 	{"POST", "/api/project/{project}/integrations/aliases", "", needs(201, owner), nil, false},
 	{"DELETE", "/api/project/{project}/integrations/aliases/{project_alias}", "", needs(204, owner), withIntegration, false},
 	{"GET", "/api/project/{project}/integrations/{integration}", "", members(200), withIntegration, false},
 	{"GET", "/api/project/{project}/integrations/{integration}/refs", "", members(200), withIntegration, false},
 	{"PUT", "/api/project/{project}/integrations/{integration}", `{"name":"Renamed"}`, needs(204, owner), withIntegration, false},
 	{"DELETE", "/api/project/{project}/integrations/{integration}", "", needs(204, owner), withIntegration, false},
-	{"GET", "/api/project/{project}/integrations/{integration}/aliases", "", members(200), withIntegration, false},
+	{"GET", "/api/project/{project}/integrations/{integration}/aliases", "", needs(200, owner), withIntegration, false},
 	{"POST", "/api/project/{project}/integrations/{integration}/aliases", "", needs(201, owner), withIntegration, false},
 	{"DELETE", "/api/project/{project}/integrations/{integration}/aliases/{alias}", "", needs(204, owner), withIntegration, false},
 
-	// Matchers and extracted values: every member.
+	// Matchers and extracted values: every member reads, owners write.
 	{"GET", "/api/project/{project}/integrations/{integration}/matchers", "", members(200), withIntegration, false},
-	{"POST", "/api/project/{project}/integrations/{integration}/matchers", matcherBody, members(201), withIntegration, false},
-	{"PUT", "/api/project/{project}/integrations/{integration}/matchers/{matcher}", matcherBody, members(204), withIntegration, false},
-	{"DELETE", "/api/project/{project}/integrations/{integration}/matchers/{matcher}", "", members(204), withIntegration, false},
+	{"POST", "/api/project/{project}/integrations/{integration}/matchers", matcherBody, needs(201, owner), withIntegration, false},
+	{"PUT", "/api/project/{project}/integrations/{integration}/matchers/{matcher}", matcherBody, needs(204, owner), withIntegration, false},
+	{"DELETE", "/api/project/{project}/integrations/{integration}/matchers/{matcher}", "", needs(204, owner), withIntegration, false},
 	{"GET", "/api/project/{project}/integrations/{integration}/values", "", members(200), withIntegration, false},
-	{"POST", "/api/project/{project}/integrations/{integration}/values", valueBody, members(201), withIntegration, false},
-	{"PUT", "/api/project/{project}/integrations/{integration}/values/{value}", valueBody, members(204), withIntegration, false},
-	{"DELETE", "/api/project/{project}/integrations/{integration}/values/{value}", "", members(204), withIntegration, false},
+	{"POST", "/api/project/{project}/integrations/{integration}/values", valueBody, needs(201, owner), withIntegration, false},
+	{"PUT", "/api/project/{project}/integrations/{integration}/values/{value}", valueBody, needs(204, owner), withIntegration, false},
+	{"DELETE", "/api/project/{project}/integrations/{integration}/values/{value}", "", needs(204, owner), withIntegration, false},
 
 	// Incoming webhooks: the alias is the credential; nobody signs in.
 	{"POST", "/api/integrations/{hook_alias}", `{}`, expect{"*": 204}, withHook, false},

@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
@@ -26,12 +28,14 @@ import (
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
-// maxBatchBytes bounds one runner request: 1,000 lines of up to 1 MiB.
-const maxBatchBytes = 1<<30 + 1<<20
-
 // runnerEvents receives runners' batches (internal/runproto): it stores
 // the lines, publishes them live, records phases and commits on the Task,
 // and answers with the ack and the user's confirm or stop.
+//
+// What it keeps per task (the token, the last line published, whether the
+// store failed) lives in one taskState, dropped the moment the Task is seen
+// finished or deleted: a finished task's token opens nothing, even though
+// this cache read it, and 5,000 tasks leave nothing behind.
 type runnerEvents struct {
 	client client.Client // cached reads of Tasks and Projects; status writes
 	reader client.Reader // reads around the cache: the input Secret's token
@@ -39,18 +43,118 @@ type runnerEvents struct {
 	hub    *hub.Hub
 	log    logr.Logger // the API's logger when zero
 
+	mu    sync.Mutex
+	tasks map[types.UID]*taskState
+}
+
+// taskState is what the endpoint keeps about one running task. Its lock
+// takes the task's requests one at a time, so a retry that overlaps a
+// slow request cannot publish a line twice.
+type taskState struct {
 	mu        sync.Mutex
-	tokens    map[types.UID]string      // task UID → token, read once
-	published map[types.UID]int64       // task UID → last line sent to the hub
-	locks     map[types.UID]*sync.Mutex // one request per task at a time
-	failing   map[types.UID]bool        // tasks whose last batch could not be stored
+	token     string // read once from the input Secret; "" until then
+	published int64  // last line sent to the hub
+	known     bool   // published has been read from the store
+	failing   bool   // the last batch could not be stored
 }
 
 func newRunnerEvents(opts Options) *runnerEvents {
-	return &runnerEvents{client: opts.Client, reader: opts.Reader, store: opts.Store, hub: opts.Hub,
-		tokens: map[types.UID]string{}, published: map[types.UID]int64{}, locks: map[types.UID]*sync.Mutex{},
-		failing: map[types.UID]bool{}}
+	e := &runnerEvents{client: opts.Client, reader: opts.Reader, store: opts.Store, hub: opts.Hub,
+		tasks: map[types.UID]*taskState{}}
+	if opts.Informers != nil {
+		if err := e.forgetEnded(context.Background(), opts.Informers); err != nil {
+			// Then the state of a task goes only when a request of it
+			// meets it finished; nothing is unsafe, but it may linger.
+			logAPI().Error(err, "the runner endpoint cannot watch Tasks; state of finished tasks is freed late")
+		}
+	}
+	return e
 }
+
+// forgetEnded drops a task's state as soon as the cache sees it finished
+// or deleted. The cache is updated before its handlers run, so a request
+// that makes state after this fired still meets the task finished (see
+// state) and drops it itself.
+func (e *runnerEvents) forgetEnded(ctx context.Context, informers cache.Informers) error {
+	informer, err := informers.GetInformer(ctx, &bastionv1.Task{})
+	if err != nil {
+		return err
+	}
+	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) {
+			if task, ok := obj.(*bastionv1.Task); ok && ended(task) {
+				e.forget(task.UID)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if gone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = gone.Obj
+			}
+			if task, ok := obj.(*bastionv1.Task); ok {
+				e.forget(task.UID)
+			}
+		},
+	})
+	return err
+}
+
+// ended reports whether a task's runner may no longer report: it
+// finished (its input Secret, with the token, is deleted next) or is
+// being deleted.
+func ended(task *bastionv1.Task) bool {
+	return task.Status.Status.Finished() || !task.DeletionTimestamp.IsZero()
+}
+
+func (e *runnerEvents) forget(uid types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.tasks[uid]; ok {
+		delete(e.tasks, uid)
+		metrics.RunnerTasks.Dec()
+	}
+}
+
+// holds reports whether st is still the state of the task uid.
+func (e *runnerEvents) holds(uid types.UID, st *taskState) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.tasks[uid] == st
+}
+
+// state is the state of the live task at key, made on first use, or nil
+// (and the task, for a message) when the task is unknown or ended.
+func (e *runnerEvents) state(ctx context.Context, key client.ObjectKey) (*bastionv1.Task, *taskState, error) {
+	task := &bastionv1.Task{}
+	if err := e.client.Get(ctx, key, task); err != nil {
+		return nil, nil, err
+	}
+	if ended(task) {
+		e.forget(task.UID)
+		return task, nil, nil
+	}
+	e.mu.Lock()
+	st, ok := e.tasks[task.UID]
+	if !ok {
+		st = &taskState{}
+		e.tasks[task.UID] = st
+		metrics.RunnerTasks.Inc()
+	}
+	e.mu.Unlock()
+	if ok {
+		return task, st, nil
+	}
+	// Made just now: if the task finished meanwhile, the handler that
+	// forgets it may have run already, so look again and drop it here.
+	again := &bastionv1.Task{}
+	if err := e.client.Get(ctx, key, again); err != nil || ended(again) || again.UID != task.UID {
+		e.forget(task.UID)
+		return task, nil, client.IgnoreNotFound(err)
+	}
+	return again, st, nil
+}
+
+// finishedMessage answers a runner of a finished task.
+const finishedMessage = "the task has finished; its runner's token no longer works"
 
 func (e *runnerEvents) routes() chi.Router {
 	r := chi.NewRouter()
@@ -60,17 +164,28 @@ func (e *runnerEvents) routes() chi.Router {
 
 func (e *runnerEvents) receive(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	task := &bastionv1.Task{}
 	key := client.ObjectKey{Namespace: chi.URLParam(r, "namespace"), Name: chi.URLParam(r, "name")}
-	if err := e.client.Get(ctx, key, task); err != nil {
-		if apierrors.IsNotFound(err) {
-			fail(w, http.StatusNotFound, "task not found")
-			return
-		}
+	task, st, err := e.state(ctx, key)
+	switch {
+	case apierrors.IsNotFound(err):
+		fail(w, http.StatusNotFound, "task not found")
+		return
+	case err != nil:
 		fail(w, http.StatusServiceUnavailable, "reading the task: "+err.Error())
 		return
+	case st == nil:
+		// Checked before the token: a finished task has none to check.
+		fail(w, http.StatusUnauthorized, finishedMessage)
+		return
 	}
-	if ok, err := e.authorized(r, task); err != nil {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !e.holds(task.UID, st) {
+		// The task ended while this request waited for the one before.
+		fail(w, http.StatusUnauthorized, finishedMessage)
+		return
+	}
+	if ok, err := e.authorized(r, task, st); err != nil {
 		fail(w, http.StatusServiceUnavailable, err.Error())
 		return
 	} else if !ok {
@@ -78,9 +193,8 @@ func (e *runnerEvents) receive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	var batch runproto.Batch
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBatchBytes)).Decode(&batch); err != nil {
-		fail(w, http.StatusBadRequest, "bad batch: "+err.Error())
+	batch, ok := readBatch(w, r)
+	if !ok {
 		return
 	}
 	taskKey, err := e.taskKey(r, task)
@@ -89,8 +203,8 @@ func (e *runnerEvents) receive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	ack, err := e.storeLines(r, task, taskKey, batch.Lines)
-	e.noteStoreHealth(task, taskKey, ack, err)
+	ack, err := e.storeLines(r, st, taskKey, batch.Lines)
+	e.noteStoreHealth(task, st, taskKey, ack, err)
 	if err != nil {
 		// The runner keeps the lines and sends them again.
 		fail(w, http.StatusServiceUnavailable, "storing output: "+err.Error())
@@ -103,20 +217,39 @@ func (e *runnerEvents) receive(w http.ResponseWriter, r *http.Request) {
 	respond(w, http.StatusOK, runproto.Reply{Ack: ack, Confirm: task.Spec.Confirmed, Stop: string(task.Spec.Stop)})
 }
 
+// readBatch decodes a batch within the caps of runproto: 413 for a body
+// over MaxBatchBytes or a line over MaxLineBytes (the runner splits both,
+// so only a runner that ignores the protocol meets them); ok false has
+// answered.
+func readBatch(w http.ResponseWriter, r *http.Request) (runproto.Batch, bool) {
+	var batch runproto.Batch
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, runproto.MaxBatchBytes)).Decode(&batch)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the batch is larger than %d bytes; send fewer lines at a time", tooBig.Limit))
+		return batch, false
+	case err != nil:
+		fail(w, http.StatusBadRequest, "bad batch: "+err.Error())
+		return batch, false
+	}
+	for _, l := range batch.Lines {
+		if len(l.Output) > runproto.MaxLineBytes {
+			fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("line %d is %d bytes, over the %d a line may hold; split it", l.Seq, len(l.Output), runproto.MaxLineBytes))
+			return batch, false
+		}
+	}
+	return batch, true
+}
+
 // noteStoreHealth logs when a task's output stops being stored and when
 // it is stored again. The runner keeps unacknowledged lines and retries
 // quietly, so without this an outage of the store (PostgreSQL restarting,
 // a full disk) would be visible nowhere on the manager's side. One line
 // per change rather than per retry: a runner retries every two seconds.
-func (e *runnerEvents) noteStoreHealth(task *bastionv1.Task, key store.TaskKey, ack int64, err error) {
-	e.mu.Lock()
-	was := e.failing[task.UID]
-	if err != nil {
-		e.failing[task.UID] = true
-	} else {
-		delete(e.failing, task.UID)
-	}
-	e.mu.Unlock()
+func (e *runnerEvents) noteStoreHealth(task *bastionv1.Task, st *taskState, key store.TaskKey, ack int64, err error) {
+	was := st.failing
+	st.failing = err != nil
 	log := e.log
 	if log.GetSink() == nil {
 		log = logAPI()
@@ -132,16 +265,14 @@ func (e *runnerEvents) noteStoreHealth(task *bastionv1.Task, key store.TaskKey, 
 }
 
 // authorized compares the bearer token with the one the engine minted for
-// this task, in constant time.
-func (e *runnerEvents) authorized(r *http.Request, task *bastionv1.Task) (bool, error) {
+// this task, in constant time. The token is read once per task and kept in
+// its state, which goes when the task ends, before its Secret does.
+func (e *runnerEvents) authorized(r *http.Request, task *bastionv1.Task, st *taskState) (bool, error) {
 	given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || given == "" {
 		return false, nil
 	}
-	e.mu.Lock()
-	want, cached := e.tokens[task.UID]
-	e.mu.Unlock()
-	if !cached {
+	if st.token == "" {
 		secret := &corev1.Secret{}
 		name := task.Status.RunName + "-input"
 		if err := e.reader.Get(r.Context(), client.ObjectKey{Namespace: task.Namespace, Name: name}, secret); err != nil {
@@ -150,12 +281,9 @@ func (e *runnerEvents) authorized(r *http.Request, task *bastionv1.Task) (bool, 
 			}
 			return false, fmt.Errorf("reading the task's token: %w", err)
 		}
-		want = string(secret.Data[runspec.TokenFile])
-		e.mu.Lock()
-		e.tokens[task.UID] = want
-		e.mu.Unlock()
+		st.token = string(secret.Data[runspec.TokenFile])
 	}
-	return want != "" && subtle.ConstantTimeCompare([]byte(given), []byte(want)) == 1, nil
+	return st.token != "" && subtle.ConstantTimeCompare([]byte(given), []byte(st.token)) == 1, nil
 }
 
 // taskKey is the task's /api identity in the store.
@@ -177,19 +305,11 @@ func (e *runnerEvents) taskKey(r *http.Request, task *bastionv1.Task) (store.Tas
 }
 
 // storeLines appends the batch and publishes, once each and in order,
-// the lines that are now stored without a gap. Requests of one task are
-// taken one at a time, so a retry that overlaps a slow request cannot
-// publish a line twice.
-func (e *runnerEvents) storeLines(r *http.Request, task *bastionv1.Task, key store.TaskKey, lines []runproto.Line) (int64, error) {
+// the lines that are now stored without a gap. The caller holds st.mu.
+func (e *runnerEvents) storeLines(r *http.Request, st *taskState, key store.TaskKey, lines []runproto.Line) (int64, error) {
 	ctx := r.Context()
-	lock := e.taskLock(task.UID)
-	lock.Lock()
-	defer lock.Unlock()
-
-	e.mu.Lock()
-	from, known := e.published[task.UID]
-	e.mu.Unlock()
-	if !known {
+	from := st.published
+	if !st.known {
 		// First batch this manager sees (or it restarted): what is stored
 		// was published before, by this process or an earlier one.
 		var err error
@@ -218,9 +338,7 @@ func (e *runnerEvents) storeLines(r *http.Request, task *bastionv1.Task, key sto
 			return 0, err
 		}
 	}
-	e.mu.Lock()
-	e.published[task.UID] = max(ack, from)
-	e.mu.Unlock()
+	st.published, st.known = max(ack, from), true
 	return ack, nil
 }
 
@@ -251,15 +369,6 @@ func (e *runnerEvents) publish(ctx context.Context, key store.TaskKey, from, to 
 		e.hub.Publish(hub.Log(key.ProjectID, key.TaskID, l.Time, l.Output))
 	}
 	return nil
-}
-
-func (e *runnerEvents) taskLock(uid types.UID) *sync.Mutex {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.locks[uid] == nil {
-		e.locks[uid] = &sync.Mutex{}
-	}
-	return e.locks[uid]
 }
 
 // record puts the runner's phase, commit and exit message on the Task.

@@ -91,13 +91,16 @@ type Server struct {
 	// their encoded answers; both nil without Informers.
 	tasks *taskIndex
 	lists *listCache
+	// deliveries remembers the GitHub deliveries run (webhook_replay.go).
+	deliveries *replayGuard
 }
 
 // New returns the manager's HTTP handler.
 func New(opts Options) http.Handler {
 	opts.Auth = opts.Auth.withDefaults()
 	s := &Server{opts: opts, limiter: newLoginLimiter(opts.Auth), creds: newCredentialCache(opts.Auth.Now),
-		proxies: opts.TrustedProxies, origins: newOriginPolicy(opts.PublicURL, opts.TrustedProxies)}
+		proxies: opts.TrustedProxies, origins: newOriginPolicy(opts.PublicURL, opts.TrustedProxies),
+		deliveries: newReplayGuard(opts.Auth.Now, maxDeliveries)}
 	if opts.Informers != nil && opts.Store != nil {
 		s.lists = newListCache()
 		s.tasks = newTaskIndex(opts.Store, s.lists.changed, s.templateNamesByID)

@@ -26,7 +26,8 @@ import (
 //
 // Answers (api-contract.md): 204 when at least one task was queued; 200
 // {"message": "..."} saying why when the request was authentic for some
-// integration but started nothing; 401 when it was authentic for none;
+// integration but started nothing (a replayed GitHub delivery among them:
+// "replay", see webhook_replay.go); 401 when it was authentic for none;
 // 404 for an unknown alias; 413 for a body over maxWebhookBody.
 //
 // Webhooks come from servers, which send no Origin or Sec-Fetch-Site
@@ -118,6 +119,21 @@ func (s *Server) deliver(ctx context.Context, a *projectAccess, in *bastionv1.In
 	if !authentic(in.Spec.AuthMethod, in.Spec.AuthHeader, secret, req) {
 		return delivery{}, nil
 	}
+	// Only now, signature verified, is the delivery claimed.
+	keys := deliveryKeys(in, req)
+	if !s.deliveries.claim(keys) {
+		return delivery{authentic: true, reason: replayReason(req)}, nil
+	}
+	d, err := s.runDelivery(ctx, a, in, req)
+	if !d.started {
+		s.deliveries.release(keys) // it ran nothing: a redelivery may run
+	}
+	return d, err
+}
+
+// runDelivery starts in's task for an authentic request, unless a matcher says
+// no or the template is gone (then the reason says so).
+func (s *Server) runDelivery(ctx context.Context, a *projectAccess, in *bastionv1.Integration, req webhookRequest) (delivery, error) {
 	d := delivery{authentic: true}
 	if d.reason = firstFailing(in, req); d.reason != "" {
 		return d, nil
@@ -127,7 +143,7 @@ func (s *Server) deliver(ctx context.Context, a *projectAccess, in *bastionv1.In
 		return d, nil
 	}
 	template := &bastionv1.Template{}
-	err = s.opts.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.Spec.TemplateRef.Name}, template)
+	err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.Spec.TemplateRef.Name}, template)
 	if apierrors.IsNotFound(err) || err == nil && !template.DeletionTimestamp.IsZero() {
 		d.reason = "its template no longer exists"
 		return d, nil

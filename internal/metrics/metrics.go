@@ -38,6 +38,14 @@ var (
 		Help: "Websocket clients connected to /api/ws.",
 	})
 
+	// RunnerTasks is the number of tasks whose state (token, last line
+	// published) the runner endpoint holds; each goes when its task ends,
+	// so it stays near the number of running tasks.
+	RunnerTasks = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "bastion_runner_tasks_tracked",
+		Help: "Tasks whose runner state the manager's runner endpoint holds; freed when each task ends.",
+	})
+
 	// StoreLatency observes each call to the output store, by operation.
 	StoreLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "bastion_store_latency_seconds",
@@ -47,7 +55,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(TaskDuration, OutputLines, WebsocketClients, StoreLatency)
+	ctrlmetrics.Registry.MustRegister(TaskDuration, OutputLines, WebsocketClients, RunnerTasks, StoreLatency)
 }
 
 // ObserveTask records a finished task's run time; a task that never

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bastion-dev/bastion/internal/runproto"
 )
@@ -65,11 +66,17 @@ func (s *Streamer) WaitConfirmation(ctx context.Context) error {
 	}
 }
 
-// Line queues one output line.
+// Line queues one output line: several, in order, when it is longer than
+// the manager takes (runproto.MaxLineBytes). Invalid UTF-8 becomes U+FFFD
+// here rather than in the JSON encoder, so a piece never grows past the
+// cap on its way.
 func (s *Streamer) Line(at time.Time, text string) {
+	text = strings.ToValidUTF8(text, "\uFFFD")
 	s.mu.Lock()
-	s.nextSeq++
-	s.pending = append(s.pending, runproto.Line{Seq: s.nextSeq, Time: at.UTC(), Output: text})
+	for _, piece := range splitLine(text, runproto.MaxLineBytes) {
+		s.nextSeq++
+		s.pending = append(s.pending, runproto.Line{Seq: s.nextSeq, Time: at.UTC(), Output: piece})
+	}
 	full := len(s.pending) >= s.MaxBatch
 	if s.Echo != nil && !s.echoFailed {
 		if _, err := fmt.Fprintln(s.Echo, text); err != nil {
@@ -80,6 +87,29 @@ func (s *Streamer) Line(at time.Time, text string) {
 	if full {
 		s.poke()
 	}
+}
+
+// splitLine cuts text into pieces of at most max bytes, each ending on a
+// rune boundary; "" is one empty piece (an empty line is a line).
+func splitLine(text string, max int) []string {
+	pieces := []string{}
+	for len(text) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		pieces = append(pieces, text[:cut])
+		text = text[cut:]
+	}
+	return append(pieces, text)
+}
+
+// clip cuts a message (a commit's, an exit's) to what the manager takes.
+func clip(message string) string {
+	if len(message) <= runproto.MaxLineBytes {
+		return message
+	}
+	return splitLine(strings.ToValidUTF8(message, "\uFFFD"), runproto.MaxLineBytes)[0]
 }
 
 // SetPhase reports a phase change.
@@ -93,7 +123,7 @@ func (s *Streamer) SetPhase(phase string) {
 // SetCommit reports the checked-out commit.
 func (s *Streamer) SetCommit(hash, message string) {
 	s.mu.Lock()
-	s.commit = &runproto.Commit{Hash: hash, Message: message}
+	s.commit = &runproto.Commit{Hash: hash, Message: clip(message)}
 	s.mu.Unlock()
 	s.poke()
 }
@@ -166,15 +196,20 @@ func (s *Streamer) due() bool {
 func (s *Streamer) send(ctx context.Context) error {
 	s.mu.Lock()
 	batch := runproto.Batch{}
-	n := min(len(s.pending), s.MaxBatch)
-	batch.Lines = append(batch.Lines, s.pending[:n]...)
 	if !s.phaseSent {
 		batch.Phase = s.phase
 	}
 	batch.Commit = s.commit
-	allLines := n == len(s.pending)
-	if allLines {
-		batch.Exit = s.exit // the end goes only with (or after) the last line
+	batch.Exit = s.exit
+	head, err := json.Marshal(batch)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	n := fitLines(s.pending[:min(len(s.pending), s.MaxBatch)], runproto.MaxBatchBytes-len(head))
+	batch.Lines = append(batch.Lines, s.pending[:n]...)
+	if n < len(s.pending) {
+		batch.Exit = nil // the end goes only with (or after) the last line
 	}
 	s.lastSent = time.Now()
 	s.mu.Unlock()
@@ -232,6 +267,23 @@ func (s *Streamer) send(ctx context.Context) error {
 	return nil
 }
 
+// fitLines is how many of lines, from the first, fit in budget bytes of
+// a batch's JSON: the manager refuses a body over runproto.MaxBatchBytes.
+// At least one line goes (a line is at most MaxLineBytes, so it fits).
+func fitLines(lines []runproto.Line, budget int) int {
+	budget -= len(`,"lines":[]`)
+	for i, l := range lines {
+		size, err := json.Marshal(l)
+		if err != nil {
+			return max(i, 1)
+		}
+		if budget -= len(size) + 1; budget < 0 { // +1: the comma
+			return max(i, 1)
+		}
+	}
+	return len(lines)
+}
+
 func (s *Streamer) queued() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -247,6 +299,7 @@ func (s *Streamer) finished() bool {
 // Finish reports how the run ended and waits until the manager has every
 // line and the end, or until timeout; Run must be running.
 func (s *Streamer) Finish(exit runproto.Exit, timeout time.Duration) error {
+	exit.Message = clip(exit.Message)
 	s.mu.Lock()
 	s.exit = &exit
 	s.mu.Unlock()

@@ -8,9 +8,11 @@ import (
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bastion-dev/bastion/internal/runproto"
 )
@@ -173,5 +175,23 @@ func TestStreamer_finishTimesOutWithTheReasonWhenTheManagerIsGone(t *testing.T) 
 	err := s.Finish(runproto.Exit{}, 500*time.Millisecond)
 	if err == nil {
 		t.Fatal("Finish reported success without a manager")
+	}
+}
+
+// A line longer than the manager takes becomes several, cut on rune
+// boundaries, that join back to it; a short or empty line stays one.
+func TestSplitLine_cutsOnRuneBoundariesAndLosesNothing(t *testing.T) {
+	long := "x" + strings.Repeat("é", 5)
+	pieces := splitLine(long, 4)
+	if strings.Join(pieces, "") != long || len(pieces) != 3 || pieces[0] != "xé" {
+		t.Fatalf("splitLine(%q, 4) = %q", long, pieces)
+	}
+	for _, p := range pieces {
+		if len(p) > 4 || !utf8.ValidString(p) {
+			t.Fatalf("piece %q is over 4 bytes or cut inside a rune", p)
+		}
+	}
+	if got := splitLine("", 4); len(got) != 1 || got[0] != "" {
+		t.Fatalf("splitLine of an empty line = %q", got)
 	}
 }

@@ -15,6 +15,18 @@ import (
 	"time"
 )
 
+// The manager's caps on what a runner sends. A runner splits a longer
+// line into several (in order, nothing lost) and a longer backlog into
+// several batches, so a legitimate run never meets them; the manager
+// answers 413 to a request over either.
+const (
+	// MaxBatchBytes bounds one request body: 4 MiB.
+	MaxBatchBytes = 4 << 20
+	// MaxLineBytes bounds one line's output (and a commit or exit
+	// message): 64 KiB.
+	MaxLineBytes = 64 << 10
+)
+
 // EventsPath is where a runner sends its batches.
 func EventsPath(namespace, task string) string {
 	return fmt.Sprintf("/api/runner/tasks/%s/%s/events", namespace, task)

@@ -16,18 +16,20 @@ interface AliasListProps {
 
 /**
  * An integration's public URLs, or the project's (spec §2): each with a
- * copy button and, for those who may change integrations, a delete button,
- * then Add Alias, which reads "Loading aliases..." until the list is there.
+ * copy button and a delete button, then Add Alias, which reads "Loading
+ * aliases..." until the list is there. An alias URL starts tasks, so the
+ * server shows aliases only to those who may change integrations; others
+ * read a line saying so, and the list is never asked for.
  */
 export function AliasList({ integrationId }: AliasListProps) {
   const { t } = useTranslation('integrations');
   const { project, can } = useProjectAccess();
   const notify = useNotify();
-  const aliases = useAliases(project.id, integrationId);
+  const manage = can(Permission.updateProject);
+  const aliases = useAliases(project.id, integrationId, manage);
   const add = useAddAlias(project.id, integrationId);
   const remove = useDeleteAlias(project.id, integrationId);
   const copy = useCopyAlias();
-  const manage = can(Permission.updateProject);
   const loading = aliases.data === undefined;
 
   return (
@@ -40,6 +42,11 @@ export function AliasList({ integrationId }: AliasListProps) {
           ? t('Requests to these URLs reach this integration.')
           : t('Requests to these URLs reach every integration available by project alias.')}
       </Content>
+      {!manage && (
+        <Content component="p" className="bastion-integrations__muted">
+          {t('Alias URLs are shown only to those who may change integrations.')}
+        </Content>
+      )}
       {aliases.isError && (
         <Content component="p" className="bastion-integrations__danger" role="alert">
           {t('The aliases could not be loaded: {{reason}}', { reason: errorMessage(aliases.error) })}
@@ -78,10 +85,10 @@ export function AliasList({ integrationId }: AliasListProps) {
           </li>
         ))}
       </ul>
-      {(manage || loading) && (
+      {manage && (
         <Button
           variant="secondary"
-          isDisabled={loading || !manage}
+          isDisabled={loading}
           isLoading={add.isPending}
           onClick={() => add.mutate(undefined, { onError: notify.error })}
         >

@@ -17,11 +17,16 @@ function aliasesKey(projectId: number, integrationId?: number) {
     : [...integrationKeys.all(projectId), 'aliases'];
 }
 
-/** The aliases; data is undefined (the spec's null) while loading. */
-export function useAliases(projectId: number, integrationId?: number) {
+/**
+ * The aliases; data is undefined (the spec's null) while loading. An alias
+ * is a credential the server shows only to those with updateProject, so
+ * the list is not asked for without it (enabled false).
+ */
+export function useAliases(projectId: number, integrationId?: number, enabled = true) {
   return useQuery({
     queryKey: aliasesKey(projectId, integrationId),
     queryFn: () => apiGet<IntegrationAlias[]>(aliasesPath(projectId, integrationId)),
+    enabled,
   });
 }
 

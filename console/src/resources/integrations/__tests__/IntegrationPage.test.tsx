@@ -93,10 +93,9 @@ describe('the integration detail (spec §2)', () => {
     expect(screen.getByRole('button', { name: 'New Matcher' })).toBeInTheDocument();
   });
 
-  it('keeps matcher and extracted value actions for everyone, but the integration’s own for updateProject (spec §6)', async () => {
-    renderDetail(0);
+  it('keeps matcher and extracted value actions for everyone, but the integration’s own and its aliases for updateProject (spec §6)', async () => {
+    const api = renderDetail(0);
     await screen.findByRole('grid', { name: 'Matchers' });
-    await screen.findByText(aliasUrl);
     expect(screen.getByRole('button', { name: 'New Matcher' })).toBeEnabled();
     expect(screen.getByRole('button', { name: 'New Extracted Value' })).toBeEnabled();
     expect(screen.getByRole('button', { name: 'Edit Main branch' })).toBeEnabled();
@@ -105,6 +104,35 @@ describe('the integration detail (spec §2)', () => {
     expect(screen.queryByRole('button', { name: 'Add Alias' })).not.toBeInTheDocument();
     expect(screen.queryByRole('button', { name: /Delete the alias/ })).not.toBeInTheDocument();
     expect(screen.queryByRole('button', { name: 'Edit' })).not.toBeInTheDocument();
+    // The aliases are credentials the server keeps from this member.
+    expect(screen.getByText('Alias URLs are shown only to those who may change integrations.')).toBeInTheDocument();
+    expect(screen.queryByText(aliasUrl)).not.toBeInTheDocument();
+    expect(api.calls.map((c) => c.path)).not.toContain('/project/1/integrations/5/aliases');
+  });
+
+  it('shows a member without updateProject the server’s refusal in the matcher form (issue #19)', async () => {
+    const refusal = 'you need the updateProject permission in this project';
+    const api = renderDetail(0, { 'POST /project/1/integrations/5/matchers': [403, { error: refusal }] });
+    fireEvent.click(await screen.findByRole('button', { name: 'New Matcher' }));
+    const dialog = await screen.findByRole('dialog', { name: 'New Matcher' });
+    fireEvent.change(within(dialog).getByRole('textbox', { name: 'Name' }), { target: { value: 'Push event' } });
+    fireEvent.change(within(dialog).getByRole('combobox', { name: 'Match type' }), { target: { value: 'header' } });
+    fireEvent.change(within(dialog).getByRole('textbox', { name: 'Key' }), { target: { value: 'X-Event' } });
+    fireEvent.change(within(dialog).getByRole('combobox', { name: 'Method' }), { target: { value: 'equals' } });
+    fireEvent.change(within(dialog).getByRole('textbox', { name: 'Value' }), { target: { value: 'push' } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Create' }));
+    expect(await within(dialog).findByTestId('save-error')).toHaveTextContent(refusal);
+    expect(screen.getByRole('dialog', { name: 'New Matcher' })).toBeInTheDocument(); // still open, nothing lost
+    expect(api.writes()).toHaveLength(1);
+  });
+
+  it('shows the server’s refusal in the extracted value form too', async () => {
+    const refusal = 'you need the updateProject permission in this project';
+    renderDetail(0, { 'PUT /project/1/integrations/5/values/12': [403, { error: refusal }] });
+    fireEvent.click(await screen.findByRole('button', { name: 'Edit Event' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Edit Extracted Value' });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
+    expect(await within(dialog).findByTestId('save-error')).toHaveTextContent(refusal);
   });
 
   it('says the integration could not be loaded, with the server’s reason', async () => {

@@ -95,15 +95,16 @@ describe('the integrations list (spec §2)', () => {
     expect(screen.getByText('etcd is unavailable')).toBeInTheDocument();
   });
 
-  it('hides New Integration, edit, delete, Add Alias and alias delete without updateProject (spec §6)', async () => {
-    renderList(4); // manageProjectResources is not enough
+  it('hides New Integration, edit, delete and the aliases without updateProject (spec §6, issue #19)', async () => {
+    const api = renderList(4); // manageProjectResources is not enough
     await screen.findByRole('link', { name: 'Deploy on push' });
-    await screen.findByText(aliasUrl);
     expect(screen.queryByRole('button', { name: 'New Integration' })).not.toBeInTheDocument();
     expect(screen.queryByRole('button', { name: /^(Edit|Delete) / })).not.toBeInTheDocument();
     expect(screen.queryByRole('button', { name: 'Add Alias' })).not.toBeInTheDocument();
-    // Copying is reading: still there.
-    expect(screen.getByRole('button', { name: `Copy the URL ${aliasUrl}` })).toBeInTheDocument();
+    // An alias URL is a credential: not asked for, not shown; a line says why.
+    expect(screen.getByText('Alias URLs are shown only to those who may change integrations.')).toBeInTheDocument();
+    expect(screen.queryByText(aliasUrl)).not.toBeInTheDocument();
+    expect(api.calls.map((c) => c.path)).not.toContain('/project/1/integrations/aliases');
   });
 });
 
