@@ -158,3 +158,36 @@ func follow(t *testing.T, conn *websocket.Conn, projectID, taskID int64, limit t
 }
 
 func itoa(id int64) string { return fmt.Sprint(id) }
+
+// localProject is a project made as a user makes one to run code from a
+// local repository: a key "none", the repository, a static inventory
+// "here" and an empty environment "empty".
+type localProject struct {
+	ID                                      int64
+	Path                                    string // /api/project/{id}
+	Key, Repository, Inventory, Environment int64
+}
+
+// newLocalProject makes such a project; inventory is the inventory's text.
+func (a *apiClient) newLocalProject(name, repoPath, inventory string) localProject {
+	a.t.Helper()
+	var created struct {
+		ID int64 `json:"id"`
+	}
+	a.must("POST", "/api/projects", map[string]any{"name": name}, http.StatusCreated, &created)
+	p := localProject{ID: created.ID, Path: "/api/project/" + itoa(created.ID)}
+	a.must("POST", p.Path+"/keys", map[string]any{"name": "none", "type": "none"}, http.StatusNoContent, nil)
+	p.Key = a.idNamed(p.Path+"/keys", "none")
+	a.must("POST", p.Path+"/repositories", map[string]any{"name": "code", "git_url": repoPath, "git_branch": "", "ssh_key_id": p.Key},
+		http.StatusNoContent, nil)
+	p.Repository = a.idNamed(p.Path+"/repositories", "code")
+	var inv struct {
+		ID int64 `json:"id"`
+	}
+	a.must("POST", p.Path+"/inventory", map[string]any{"name": "here", "type": "static", "inventory": inventory, "ssh_key_id": p.Key},
+		http.StatusCreated, &inv)
+	p.Inventory = inv.ID
+	a.must("POST", p.Path+"/environment", map[string]any{"name": "empty", "json": "{}", "env": "{}"}, http.StatusNoContent, nil)
+	p.Environment = a.idNamed(p.Path+"/environment", "empty")
+	return p
+}

@@ -44,30 +44,18 @@ func TestAttack_endpointTrust(t *testing.T) {
 	dev.waitReady()
 	kubeconfig := dev.bannerValue("kubeconfig")
 	admin := signedIn(t, dev.url, "admin", dev.bannerValue("password"))
-	var project struct {
-		ID int64 `json:"id"`
-	}
-	admin.must("POST", "/api/projects", map[string]any{"name": "Attacked"}, http.StatusCreated, &project)
-	p := "/api/project/" + itoa(project.ID)
-	admin.must("POST", p+"/keys", map[string]any{"name": "none", "type": "none"}, http.StatusNoContent, nil)
+	project := admin.newLocalProject("Attacked", repo.Path, "localhost\n")
+	p := project.Path
 	const hookSecret = "attack-hook-secret-3b9f"
 	admin.must("POST", p+"/keys", map[string]any{"name": "github-hook", "type": "login_password",
 		"login_password": map[string]string{"password": hookSecret}}, http.StatusNoContent, nil)
-	none := admin.idNamed(p+"/keys", "none")
-	admin.must("POST", p+"/repositories", map[string]any{"name": "scripts", "git_url": repo.Path, "git_branch": "", "ssh_key_id": none}, http.StatusNoContent, nil)
-	var inventory struct {
-		ID int64 `json:"id"`
-	}
-	admin.must("POST", p+"/inventory", map[string]any{"name": "here", "type": "static", "inventory": "localhost\n", "ssh_key_id": none},
-		http.StatusCreated, &inventory)
-	admin.must("POST", p+"/environment", map[string]any{"name": "empty", "json": "{}", "env": "{}"}, http.StatusNoContent, nil)
 	template := func(name, script string) int64 {
 		var tpl struct {
 			ID int64 `json:"id"`
 		}
 		admin.must("POST", p+"/templates", map[string]any{"name": name, "app": "bash", "playbook": script,
-			"repository_id": admin.idNamed(p+"/repositories", "scripts"), "inventory_id": inventory.ID,
-			"environment_id": admin.idNamed(p+"/environment", "empty")}, http.StatusCreated, &tpl)
+			"repository_id": project.Repository, "inventory_id": project.Inventory,
+			"environment_id": project.Environment}, http.StatusCreated, &tpl)
 		return tpl.ID
 	}
 	waiting, hello := template("Wait", "wait.sh"), template("Hello", "hello.sh")

@@ -44,26 +44,14 @@ func TestAttack_localRunsReachNeitherTheDataDirNorOtherRuns(t *testing.T) {
 	repo.WriteFile("attack.yml", ansibleAttack, false)
 
 	api := signedIn(t, dev.url, "admin", dev.bannerValue("password"))
-	var project struct {
-		ID int64 `json:"id"`
-	}
-	api.must("POST", "/api/projects", map[string]any{"name": "Attack"}, http.StatusCreated, &project)
-	p := "/api/project/" + itoa(project.ID)
-	api.must("POST", p+"/keys", map[string]any{"name": "none", "type": "none"}, http.StatusNoContent, nil)
-	key := api.idNamed(p+"/keys", "none")
-	api.must("POST", p+"/repositories", map[string]any{"name": "code", "git_url": repo.Path, "git_branch": "", "ssh_key_id": key}, http.StatusNoContent, nil)
-	var inventory struct {
-		ID int64 `json:"id"`
-	}
-	api.must("POST", p+"/inventory", map[string]any{"name": "here", "type": "static", "inventory": "localhost ansible_connection=local\n", "ssh_key_id": key},
-		http.StatusCreated, &inventory)
-	api.must("POST", p+"/environment", map[string]any{"name": "empty", "json": "{}", "env": "{}"}, http.StatusNoContent, nil)
+	project := api.newLocalProject("Attack", repo.Path, "localhost ansible_connection=local\n")
+	p := project.Path
 	template := func(name, app, playbook, environment string) int64 {
 		var created struct {
 			ID int64 `json:"id"`
 		}
 		api.must("POST", p+"/templates", map[string]any{"name": name, "app": app, "playbook": playbook,
-			"repository_id": api.idNamed(p+"/repositories", "code"), "inventory_id": inventory.ID,
+			"repository_id": project.Repository, "inventory_id": project.Inventory,
 			"environment_id": api.idNamed(p+"/environment", environment)}, http.StatusCreated, &created)
 		return created.ID
 	}

@@ -22,21 +22,13 @@ func TestDev_globalLimitRunsOneTaskAtATimeAcrossProjects(t *testing.T) {
 
 	// One project with one bash template, as a user would make it.
 	project := func(name string) (string, int64) {
-		var created struct {
-			ID int64 `json:"id"`
-		}
-		api.must("POST", "/api/projects", map[string]any{"name": name}, http.StatusCreated, &created)
-		p := "/api/project/" + itoa(created.ID)
-		api.must("POST", p+"/keys", map[string]any{"name": "none", "type": "none"}, http.StatusNoContent, nil)
-		key := api.idNamed(p+"/keys", "none")
-		api.must("POST", p+"/repositories", map[string]any{"name": "scripts", "git_url": repo.Path, "git_branch": "", "ssh_key_id": key},
-			http.StatusNoContent, nil)
-		api.must("POST", p+"/environment", map[string]any{"name": "empty", "json": "{}", "env": "{}"}, http.StatusNoContent, nil)
+		created := api.newLocalProject(name, repo.Path, "localhost\n")
+		p := created.Path
 		var template struct {
 			ID int64 `json:"id"`
 		}
 		api.must("POST", p+"/templates", map[string]any{"name": "Slow", "app": "bash", "playbook": "slow.sh",
-			"repository_id": api.idNamed(p+"/repositories", "scripts"), "environment_id": api.idNamed(p+"/environment", "empty")},
+			"repository_id": created.Repository, "environment_id": created.Environment},
 			http.StatusCreated, &template)
 		return p, template.ID
 	}

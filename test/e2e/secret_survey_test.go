@@ -27,25 +27,13 @@ func TestDev_aSecretSurveyAnswerReachesThePlayMaskedAndIsGoneAfter(t *testing.T)
 	dev := startDev(t, t.TempDir())
 	dev.waitReady()
 	api := signedIn(t, dev.url, "admin", dev.bannerValue("password"))
-	var project struct {
-		ID int64 `json:"id"`
-	}
-	api.must("POST", "/api/projects", map[string]any{"name": "Secrets"}, http.StatusCreated, &project)
-	p := "/api/project/" + itoa(project.ID)
-	api.must("POST", p+"/keys", map[string]any{"name": "none", "type": "none"}, http.StatusNoContent, nil)
-	key := api.idNamed(p+"/keys", "none")
-	api.must("POST", p+"/repositories", map[string]any{"name": "plays", "git_url": repo.Path, "git_branch": "", "ssh_key_id": key}, http.StatusNoContent, nil)
-	var inventory struct {
-		ID int64 `json:"id"`
-	}
-	api.must("POST", p+"/inventory", map[string]any{"name": "here", "type": "static", "inventory": "localhost ansible_connection=local\n", "ssh_key_id": key},
-		http.StatusCreated, &inventory)
-	api.must("POST", p+"/environment", map[string]any{"name": "empty", "json": "{}", "env": "{}"}, http.StatusNoContent, nil)
+	project := api.newLocalProject("Secrets", repo.Path, "localhost ansible_connection=local\n")
+	p := project.Path
 	var template struct {
 		ID int64 `json:"id"`
 	}
 	api.must("POST", p+"/templates", map[string]any{"name": "Rotate", "app": "ansible", "playbook": "rotate.yml",
-		"repository_id": api.idNamed(p+"/repositories", "plays"), "inventory_id": inventory.ID, "environment_id": api.idNamed(p+"/environment", "empty"),
+		"repository_id": project.Repository, "inventory_id": project.Inventory, "environment_id": project.Environment,
 		"survey_vars": []map[string]any{
 			{"name": "host", "title": "Host", "required": true},
 			{"name": "db_password", "title": "Database password", "type": "secret", "required": true},
