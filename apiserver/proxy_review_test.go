@@ -51,3 +51,37 @@ func TestProxyTrust_review_forwardedForWithAPortIsStillTheClient(t *testing.T) {
 		}
 	}
 }
+
+// Review of issue #19 (sign-in): docs/install.md tells operators to set
+// trustedProxies to the pod network (10.244.0.0/16) for an in-cluster
+// ingress. Task pods live in that network too and reach the manager's port
+// (runners report to /api/runner on it; the chart's NetworkPolicy closes
+// only the metrics port). So a playbook sends X-Forwarded-For with a new
+// address per guess: the per-address limit never triggers, and each
+// address is a "fresh" non-guesser that the account delay lets through at
+// once, 256 times per account per window, then one guess per 30 s. The
+// test makes 100 guesses at one account from one task pod, as configured
+// in the docs, and expects the limiter to hold it back well before that.
+func TestSignIn_review_aTaskPodInsideTheDocumentedTrustedRangeCannotPickItsBucket(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := newLoginLimiter(AuthOptions{Now: func() time.Time { return now }}.withDefaults())
+	trusted, err := ParseTrustedProxies("10.244.0.0/16") // docs/install.md's example
+	if err != nil {
+		t.Fatal(err)
+	}
+	let := 0
+	for i := range 100 {
+		r := httptest.NewRequest("POST", "/api/auth/login", nil)
+		r.RemoteAddr = "10.244.3.7:51000" // a task pod
+		r.Header.Set("X-Forwarded-For", fmt.Sprintf("203.0.%d.%d", i/250, i%250+1))
+		addr := proxyTrust(trusted).clientAddress(r)
+		if wait, _ := l.blocked("admin", addr); wait > 0 {
+			continue
+		}
+		let++
+		l.failed("admin", addr)
+	}
+	if let > 20 {
+		t.Fatalf("a task pod made %d of 100 guesses at the admin account at once: inside the documented trusted range it picks a fresh bucket per guess", let)
+	}
+}
