@@ -63,17 +63,20 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "Password is required")
 		return
 	}
-	addr := s.proxies.clientAddress(r)
-	if wait, what := s.limiter.blocked(req.Auth, addr); wait > 0 {
+	// The user is looked up first so that the delay is the account's,
+	// whichever of its spellings is typed. An unknown login costs the same
+	// lookup, so the answer still tells nothing about existence.
+	user, err := s.opts.Users.FindByLogin(r.Context(), req.Auth)
+	if err != nil && !errors.Is(err, users.ErrNotFound) {
+		failErr(w, r, err)
+		return
+	}
+	account, addr := signInAccount(user, req.Auth), s.proxies.clientAddress(r)
+	if wait, what := s.limiter.blocked(account, addr); wait > 0 {
 		seconds := int(math.Ceil(wait.Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(seconds))
 		fail(w, http.StatusTooManyRequests, fmt.Sprintf(
 			"too many failed sign-ins for this %s; try again in %s", what, (time.Duration(seconds)*time.Second).String()))
-		return
-	}
-	user, err := s.opts.Users.FindByLogin(r.Context(), req.Auth)
-	if err != nil && !errors.Is(err, users.ErrNotFound) {
-		failErr(w, r, err)
 		return
 	}
 	ok := false
@@ -87,11 +90,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(req.Password))
 	}
 	if !ok {
-		s.limiter.failed(req.Auth, addr)
+		s.limiter.failed(account, addr)
 		fail(w, http.StatusUnauthorized, "Incorrect login or password")
 		return
 	}
-	s.limiter.succeeded(req.Auth, addr)
+	s.limiter.succeeded(account, addr)
 	if _, err := s.startSession(w, r, user); err != nil {
 		failErr(w, r, err)
 		return

@@ -74,7 +74,7 @@ func (t proxyTrust) clientAddress(r *http.Request) string {
 	}
 	hops := forwardedFor(r)
 	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(hops[i])
+		a, err := parseHop(hops[i])
 		if err != nil {
 			// Garbage from the client's end of the list: the last address
 			// we could trust is the best we know.
@@ -85,6 +85,20 @@ func (t proxyTrust) clientAddress(r *http.Request) string {
 		}
 	}
 	return p.String() // every hop is a proxy of ours: the left-most one
+}
+
+// parseHop reads one X-Forwarded-For entry: an address, or an address
+// with a port ("198.51.100.4:5555", "[2001:db8::1]:443"), which some
+// proxies (Azure's gateways) write. The port says nothing about who the
+// client is; refusing such entries would make every client the proxy.
+func parseHop(hop string) (netip.Addr, error) {
+	if a, err := netip.ParseAddr(hop); err == nil {
+		return a, nil
+	}
+	if ap, err := netip.ParseAddrPort(hop); err == nil {
+		return ap.Addr(), nil
+	}
+	return netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(hop, "["), "]"))
 }
 
 // forwardedFor is every address of every X-Forwarded-For header, in order.

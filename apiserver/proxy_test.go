@@ -63,3 +63,26 @@ func TestOriginPolicy_namesOfThisServer(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyTrust_forwardedForWithAPortIsStillTheClient: a trusted proxy
+// may write the client's port into X-Forwarded-For ("198.51.100.4:5555",
+// "[2001:db8::1]:443"; Azure's gateways do). The entry is still the client:
+// were it unparsable, every client would count as the proxy itself, and 20
+// failures by anyone would block everyone's sign-in for the window.
+func TestProxyTrust_forwardedForWithAPortIsStillTheClient(t *testing.T) {
+	trusted, err := ParseTrustedProxies("10.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ xff, want string }{
+		{"198.51.100.4:5555", "198.51.100.4"},
+		{"[2001:db8::1]:443", "2001:db8::1"},
+	} {
+		r := httptest.NewRequest("POST", "/api/auth/login", nil)
+		r.RemoteAddr = "10.1.2.3:80"
+		r.Header.Set("X-Forwarded-For", c.xff)
+		if got := proxyTrust(trusted).clientAddress(r); got != c.want {
+			t.Errorf("X-Forwarded-For %q from a trusted proxy: client %s, want %s (every client shares the proxy's bucket)", c.xff, got, c.want)
+		}
+	}
+}

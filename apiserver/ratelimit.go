@@ -1,9 +1,12 @@
 package apiserver
 
 import (
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 )
 
 // loginLimiter slows down password guessing without locking anyone out.
@@ -11,16 +14,22 @@ import (
 // Per address: an address with AddressFailures failed sign-ins within
 // FailureWindow is blocked for the rest of the window, whatever accounts
 // it tries (one host guessing many accounts). The address is the peer's,
-// or the client's as a trusted proxy reports it (proxyTrust.clientAddress).
+// or the client's as a trusted proxy reports it (proxyTrust.clientAddress);
+// an IPv6 client counts as its /64 (addressBucket). The block spares the
+// accounts that signed in from that address before: a neighbour behind the
+// owner's NAT who guesses at other accounts does not lock the owner out.
 //
-// Per account (the login name as typed, so that an unknown name behaves
-// exactly like a real one and the answer tells nothing about existence):
-// after AccountFailures failures in a row, each further try waits a delay
-// that doubles with every failure, from one second up to AccountDelayCap,
-// counted from the last failure. The delay holds back only the addresses
-// that are guessing: those that have failed against this account. The
-// owner is never locked out, because
-//   - an address that signed in to the account before passes at once, and
+// Per account (signInAccount: the user the login names, however it is
+// spelled; for a login that names nobody, the login case-folded, so that an
+// unknown name behaves exactly like a real one and the answer tells nothing
+// about existence): after AccountFailures failures in a row, each further
+// try waits a delay that doubles with every failure, from one second up to
+// AccountDelayCap, counted from the last failure. The delay holds back only
+// the addresses that are guessing: those that have failed against this
+// account. The owner is never locked out, because
+//   - an address that signed in to the account before and has not failed
+//     against it since passes at once (if it has failed, it waits like any
+//     guesser: a neighbour at the owner's address gets no free guesses), and
 //   - an address that has not failed against the account gets its try at
 //     once; a wrong password there makes it one of the guessers.
 //
@@ -70,16 +79,49 @@ func newLoginLimiter(opts AuthOptions) *loginLimiter {
 		address: map[string]*failures{}, known: map[string]time.Time{}}
 }
 
+// signInAccount is the key of the account a sign-in is for: the user the
+// login names (by username or by email, in any case), so that each of its
+// spellings shares one budget; else the login case-folded the way
+// FindByLogin compares emails (EqualFold: "ſ" is "s", "K" (Kelvin) is "k"),
+// so that an unknown login's spellings share one too. The two kinds of key
+// cannot meet: a login never starts with NUL.
+func signInAccount(user *bastionv1.User, login string) string {
+	if user != nil {
+		return "\x00user/" + user.Namespace + "/" + user.Name
+	}
+	return foldLogin(login)
+}
+
+// foldLogin maps every spelling strings.EqualFold takes for the same login
+// to one string: upper-casing turns "ſ" into "S" and lower-casing the
+// Kelvin sign into "k", so ToLower(ToUpper(s)) is a simple case fold.
+func foldLogin(login string) string {
+	return strings.ToLower(strings.ToUpper(login))
+}
+
+// addressBucket is what the limits count an address as: an IPv6 client by
+// its /64, since an ordinary IPv6 connection holds all 2^64 addresses of
+// one and could take a new one per guess; anything else as it is.
+func addressBucket(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil || !a.Unmap().Is6() {
+		return addr
+	}
+	return netip.PrefixFrom(a, 64).Masked().String()
+}
+
 // blocked returns how long a sign-in to account from addr must wait, and
 // what holds it back ("account" or "address"); 0 means go ahead.
 func (l *loginLimiter) blocked(account, addr string) (time.Duration, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.opts.Now()
-	if wait := l.addressWait(addr, now); wait > 0 {
+	account, addr = foldLogin(account), addressBucket(addr)
+	known := l.isKnown(account, addr, now)
+	if wait := l.addressWait(addr, now); wait > 0 && !known {
 		return wait, "address"
 	}
-	if wait := l.accountWait(strings.ToLower(account), addr, now); wait > 0 {
+	if wait := l.accountWait(account, addr, known, now); wait > 0 {
 		return wait, "account"
 	}
 	return 0, ""
@@ -101,13 +143,16 @@ func (l *loginLimiter) addressWait(addr string, now time.Time) time.Duration {
 	return end.Sub(now)
 }
 
-func (l *loginLimiter) accountWait(account, addr string, now time.Time) time.Duration {
+func (l *loginLimiter) accountWait(account, addr string, known bool, now time.Time) time.Duration {
 	f := l.live(account, now)
-	if f == nil || l.isKnown(account, addr, now) {
+	if f == nil {
 		return 0
 	}
-	if !f.from[addr] && len(f.from) < maxFreshPerAccount {
-		return 0 // an address that has not guessed: perhaps the owner
+	// A guesser has failed against the account; past maxFreshPerAccount
+	// every address but the owner's known ones counts as one.
+	guesser := f.from[addr] || (!known && len(f.from) >= maxFreshPerAccount)
+	if !guesser {
+		return 0 // the owner's address, or one that has not guessed
 	}
 	return f.last.Add(l.delay(f.count)).Sub(now)
 }
@@ -151,7 +196,7 @@ func (l *loginLimiter) failed(account, addr string) {
 	defer l.mu.Unlock()
 	now := l.opts.Now()
 	l.prune(now)
-	account = strings.ToLower(account)
+	account, addr = foldLogin(account), addressBucket(addr)
 	f := l.live(account, now)
 	if f == nil {
 		f = &accountFailures{from: map[string]bool{}}
@@ -177,9 +222,11 @@ func (l *loginLimiter) failed(account, addr string) {
 func (l *loginLimiter) succeeded(account, addr string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	account = strings.ToLower(account)
+	now := l.opts.Now()
+	l.prune(now) // the known addresses are bounded like the failures
+	account, addr = foldLogin(account), addressBucket(addr)
 	delete(l.accounts, account)
-	l.known[account+"\x00"+addr] = l.opts.Now()
+	l.known[account+"\x00"+addr] = now
 }
 
 // maxTracked bounds each map: a flood of random account names (or of
@@ -224,9 +271,10 @@ func dropTenth[V any](m map[string]V) {
 	}
 }
 
-// tracked is how many accounts and addresses have failures on record.
-func (l *loginLimiter) tracked() (accounts, addresses int) {
+// tracked is how many accounts and addresses have failures on record, and
+// how many account-address pairs are remembered as known.
+func (l *loginLimiter) tracked() (accounts, addresses, known int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.accounts), len(l.address)
+	return len(l.accounts), len(l.address), len(l.known)
 }

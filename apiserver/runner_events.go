@@ -239,7 +239,32 @@ func readBatch(w http.ResponseWriter, r *http.Request) (runproto.Batch, bool) {
 			return batch, false
 		}
 	}
+	if what, n := oversizedMessage(batch); what != "" {
+		fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the %s is %d bytes, over the %d it may hold; cut it", what, n, runproto.MaxLineBytes))
+		return batch, false
+	}
 	return batch, true
+}
+
+// oversizedMessage names the first of the batch's commit hash, commit
+// message and exit message that is over MaxLineBytes, with its size; ""
+// if none is. They end up in the Task's status, so in etcd and in every
+// replica's cache: a playbook holding its runner's token must not fill
+// them. The runner clips them to this size already (internal/runner).
+func oversizedMessage(b runproto.Batch) (string, int) {
+	var fields [][2]string
+	if b.Commit != nil {
+		fields = append(fields, [2]string{"commit hash", b.Commit.Hash}, [2]string{"commit message", b.Commit.Message})
+	}
+	if b.Exit != nil {
+		fields = append(fields, [2]string{"exit message", b.Exit.Message})
+	}
+	for _, f := range fields {
+		if len(f[1]) > runproto.MaxLineBytes {
+			return f[0], len(f[1])
+		}
+	}
+	return "", 0
 }
 
 // noteStoreHealth logs when a task's output stops being stored and when

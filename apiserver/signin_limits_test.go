@@ -182,3 +182,38 @@ func TestSignIn_accountBackoffGrowsButNeverLocksTheOwnerOut(t *testing.T) {
 	}
 	e.Clock.Advance(16 * time.Minute) // let the attacker's address window pass for other tests
 }
+
+// TestSignIn_accountDelayHoldsForEverySpellingOfTheLogin: a login names
+// its user by username, or by email in any case (strings.EqualFold, so 's'
+// may be typed as U+017F 'ſ'). The delay belongs to the user, not to what
+// was typed: after the username's free guesses, the same account guessed
+// through its email, the email upper-cased, or a long-s spelling of it
+// waits like the username does (429); none is a fresh budget of guesses.
+func TestSignIn_accountDelayHoldsForEverySpellingOfTheLogin(t *testing.T) {
+	e := startEnv(t)
+	owner, password := e.newUser(t, "spell", false)
+	b := limitServer(t, e, "127.0.0.1/32", "::1/128")
+	const attacker = "203.0.113.70"
+
+	for i := range 3 {
+		if a := signInFrom(t, b, attacker, owner.Spec.Username, "guess"); a.code != http.StatusUnauthorized {
+			t.Fatalf("free guess %d at the username = %+v, want 401", i, a)
+		}
+	}
+	if a := signInFrom(t, b, attacker, owner.Spec.Username, "guess"); a.code != http.StatusTooManyRequests {
+		t.Fatalf("a 4th guess at the username = %+v, want 429", a)
+	}
+
+	longS := strings.ReplaceAll(owner.Spec.Email, "s", "\u017f")
+	for _, login := range []string{owner.Spec.Email, strings.ToUpper(owner.Spec.Email), longS} {
+		if a := signInFrom(t, b, attacker, login, "guess"); a.code != http.StatusTooManyRequests {
+			t.Errorf("during the account's delay, a guess at it as %q = %+v, want 429: another spelling of the login is a fresh budget of guesses", login, a)
+		}
+	}
+
+	// Each spelling does name the account: the owner gets in with it from
+	// an address that has not guessed.
+	if a := signInFrom(t, b, "198.51.100.70", longS, password); a.code != http.StatusNoContent {
+		t.Fatalf("the owner signing in as %q = %+v, want 204 (it names the account)", longS, a)
+	}
+}

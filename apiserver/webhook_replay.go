@@ -145,8 +145,8 @@ func (g *replayGuard) compact() {
 	g.order = live
 }
 
-// deliveryKeys are what a GitHub delivery to in is remembered by: its
-// delivery id and its body's digest. Other auth methods: none.
+// deliveryKeys are what a GitHub delivery to in is remembered by: the
+// digests of its delivery id and of its body. Other auth methods: none.
 func deliveryKeys(in *bastionv1.Integration, req webhookRequest) []string {
 	if in.Spec.AuthMethod != bastionv1.AuthGitHub {
 		return nil
@@ -154,7 +154,10 @@ func deliveryKeys(in *bastionv1.Integration, req webhookRequest) []string {
 	body := sha256.Sum256(req.body)
 	keys := []string{string(in.UID) + "/body/" + hex.EncodeToString(body[:])}
 	if id := req.header.Get(deliveryHeader); id != "" {
-		keys = append(keys, string(in.UID)+"/id/"+id)
+		// A digest, so that a key is small whatever the header's size
+		// (up to net/http's 1 MB): the guard's memory bound holds.
+		digest := sha256.Sum256([]byte(id))
+		keys = append(keys, string(in.UID)+"/id/"+hex.EncodeToString(digest[:]))
 	}
 	return keys
 }

@@ -1,8 +1,12 @@
 package apiserver
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 )
 
 // The record of deliveries on its own, with a clock the test moves: keys
@@ -52,5 +56,23 @@ func TestReplayGuard_remembersForADayWithinItsCap(t *testing.T) {
 	now = now.Add(deliveryMemory)
 	if !g.claim(nil) || !g.claim([]string{"z"}) || g.size() != 1 || len(g.order) != 1 {
 		t.Fatalf("after a day the record holds %d keys and %d entries, want 1 and 1", g.size(), len(g.order))
+	}
+}
+
+// TestReplayGuard_aDeliveryKeyIsSmallWhateverTheHeader: the guard keeps
+// "two keys of about 150 bytes per delivery, so some 15 MB at most", even
+// when X-GitHub-Delivery is 500 KB (a header may be up to 1 MB): whoever
+// holds the integration's secret (a leaked one, a compromised CI) cannot
+// make the manager keep gigabytes by sending signed deliveries with huge
+// ids. The id is kept as its SHA-256.
+func TestReplayGuard_aDeliveryKeyIsSmallWhateverTheHeader(t *testing.T) {
+	in := &bastionv1.Integration{Spec: bastionv1.IntegrationSpec{AuthMethod: bastionv1.AuthGitHub}}
+	in.UID = "0b7c1e2a-uid"
+	h := http.Header{}
+	h.Set(deliveryHeader, strings.Repeat("a", 500_000))
+	for _, k := range deliveryKeys(in, webhookRequest{header: h, body: []byte(`{}`)}) {
+		if len(k) > 200 {
+			t.Errorf("a delivery key is %d bytes (%.20q…): the guard's memory follows the sender's header, not its 15 MB bound", len(k), k)
+		}
 	}
 }
