@@ -394,6 +394,10 @@ spec:
   playbook: hello.sh
   repositoryRef: {name: code}
   environmentRef: {name: empty}
+  # escape-1 overrides the playbook: the template allows it, so the
+  # runner's own check that the script stays inside the checkout is what
+  # refuses the task.
+  allowOverridePlaybookInTask: true
 ---
 apiVersion: automation.bastion.dev/v1alpha1
 kind: Template
