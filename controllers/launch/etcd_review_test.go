@@ -1,0 +1,103 @@
+package launch
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/bastion-dev/bastion/internal/controlplane"
+	"github.com/bastion-dev/bastion/internal/gitremote/gittest"
+	"github.com/bastion-dev/bastion/internal/runspec"
+)
+
+// Review of issue #19 (local runs under `bastion dev`): an isolated run
+// cannot read the data dir, but the data dir's etcd listens on
+// http://127.0.0.1 with neither TLS nor authentication (envtest's
+// defaults), and its address is on its command line, which every process
+// may read in /proc. So a run, as its own unprivileged user, asks etcd for
+// /registry/secrets/ and gets every Secret of every project - production
+// SSH keys included - in the clear.
+//
+// The test starts the control plane as `bastion dev` does, stores a Secret,
+// and runs a bash task as an isolated run that finds etcd through /proc and
+// reads the Secret with curl. It fails while the Secret's value reaches
+// the run.
+func TestLocalLauncher_review_isolatedRunCannotReadEtcd(t *testing.T) {
+	users, why := Isolation()
+	if users == nil {
+		t.Skipf("needs isolated local runs (root): %s", why)
+	}
+	assets := controlplane.DefaultAssetsDir()
+	if err := controlplane.CheckAssets(assets); err != nil {
+		t.Skipf("no control plane assets: %v", err)
+	}
+	bastion := buildBastion(t)
+
+	dataDir := t.TempDir()
+	if err := os.Chmod(dataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets, DataDir: filepath.Join(dataDir, "cluster")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cp.Stop() })
+	kube, err := client.New(cp.Config, client.Options{Scheme: testScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	value := "prod-ssh-key-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if err := kube.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other-projects-key"},
+		StringData: map[string]string{"private_key": value}}); err != nil {
+		t.Fatal(err)
+	}
+
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("etcd.sh", `#!/bin/bash
+echo "run user $(id -u)"
+for f in /proc/[0-9]*/cmdline; do
+  line=$(tr '\0' ' ' < "$f" 2>/dev/null)
+  case "$line" in *"$DATA"*listen-client-urls*|*listen-client-urls*"$DATA"*) url=$(echo "$line" | grep -o -- '--listen-client-urls=http://127.0.0.1:[0-9]*' | cut -d= -f2);; esac
+done
+echo "etcd at ${url:-nowhere}"
+[ -n "$url" ] || exit 0
+# /registry/secrets/ .. /registry/secrets0, base64
+curl -s -m 10 -X POST "$url/v3/kv/range" \
+  -d '{"key":"L3JlZ2lzdHJ5L3NlY3JldHMv","range_end":"L3JlZ2lzdHJ5L3NlY3JldHMw"}' |
+  grep -o '"value":"[^"]*"' | cut -d'"' -f4 | while read -r v; do echo "$v" | base64 -d | tr -c '[:print:]' ' ' | grep -o 'prod-ssh-key-[a-z0-9]*'; done
+`, true)
+
+	l := &LocalLauncher{Users: users, BaseDir: filepath.Join(dataDir, "runs"), GracePeriod: time.Second,
+		Command: []string{bastion, "runner"}}
+	if err := l.PrepareBase(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(l.BaseDir) })
+	run := newIsolatedRun("etcd-reader", nil, runspec.Spec{App: "bash", Playbook: "etcd.sh",
+		Repository: runspec.Repository{URL: repo.Path}, Env: map[string]string{"DATA": dataDir}})
+	l.Client = fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(run.objects...).Build()
+	if err := l.Start(ctx, run.run); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Release(ctx, run.run) })
+	waitPhase(t, l, run.run, PhaseSucceeded)
+	out := readFile(t, filepath.Join(l.runDir(run.run), logFile))
+	t.Logf("the run's output:\n%s", out)
+	uid, _ := readUID(l.runDir(run.run))
+	if !strings.Contains(out, "run user "+strconv.Itoa(int(uid))) {
+		t.Fatalf("the run did not run as its own user %d", uid)
+	}
+	if strings.Contains(out, value) {
+		t.Errorf("an isolated run read another project's Secret (%s) straight from the data dir's etcd", value)
+	}
+}
