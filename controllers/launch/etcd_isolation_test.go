@@ -19,19 +19,15 @@ import (
 	"github.com/bastion-dev/bastion/internal/runspec"
 )
 
-// Review of issue #19 (local runs under `bastion dev`): an isolated run
-// cannot read the data dir, but the data dir's etcd listens on
-// http://127.0.0.1 with neither TLS nor authentication (envtest's
-// defaults), and its address is on its command line, which every process
-// may read in /proc. So a run, as its own unprivileged user, asks etcd for
-// /registry/secrets/ and gets every Secret of every project - production
-// SSH keys included - in the clear.
-//
-// The test starts the control plane as `bastion dev` does, stores a Secret,
-// and runs a bash task as an isolated run that finds etcd through /proc and
-// reads the Secret with curl. It fails while the Secret's value reaches
-// the run.
-func TestLocalLauncher_review_isolatedRunCannotReadEtcd(t *testing.T) {
+// Under `bastion dev` etcd holds every Secret of every project in the
+// clear, and its address is on its command line, which every local user may
+// read in /proc. An isolated run finds etcd there and asks it for
+// /registry/secrets/ on each listener etcd has (client, the same port over
+// plain HTTP, metrics), without a certificate and with the client
+// certificate kube-apiserver's command line names (which lies in the data
+// dir it cannot read). Nothing answers with a Secret: etcd takes clients
+// only over TLS with a client certificate.
+func TestLocalLauncher_isolatedRunCannotReadEtcd(t *testing.T) {
 	users, why := Isolation()
 	if users == nil {
 		t.Skipf("needs isolated local runs (root): %s", why)
@@ -65,16 +61,27 @@ func TestLocalLauncher_review_isolatedRunCannotReadEtcd(t *testing.T) {
 	repo := gittest.NewRepo(t)
 	repo.WriteFile("etcd.sh", `#!/bin/bash
 echo "run user $(id -u)"
+flag() { echo "$1" | grep -o -- "--$2=[^ ]*" | head -1 | cut -d= -f2-; }
 for f in /proc/[0-9]*/cmdline; do
   line=$(tr '\0' ' ' < "$f" 2>/dev/null)
-  case "$line" in *"$DATA"*listen-client-urls*|*listen-client-urls*"$DATA"*) url=$(echo "$line" | grep -o -- '--listen-client-urls=http://127.0.0.1:[0-9]*' | cut -d= -f2);; esac
+  case "$line" in *"$DATA"*) ;; *) continue;; esac
+  case "$line" in
+  *listen-client-urls*) url=$(flag "$line" listen-client-urls); metrics=$(flag "$line" listen-metrics-urls);;
+  *etcd-certfile*) cert=$(flag "$line" etcd-certfile); key=$(flag "$line" etcd-keyfile);;
+  esac
 done
-echo "etcd at ${url:-nowhere}"
+echo "etcd at ${url:-nowhere}, metrics at ${metrics:-nowhere}, client certificate ${cert:-nowhere}"
 [ -n "$url" ] || exit 0
 # /registry/secrets/ .. /registry/secrets0, base64
-curl -s -m 10 -X POST "$url/v3/kv/range" \
-  -d '{"key":"L3JlZ2lzdHJ5L3NlY3JldHMv","range_end":"L3JlZ2lzdHJ5L3NlY3JldHMw"}' |
-  grep -o '"value":"[^"]*"' | cut -d'"' -f4 | while read -r v; do echo "$v" | base64 -d | tr -c '[:print:]' ' ' | grep -o 'prod-ssh-key-[a-z0-9]*'; done
+secrets() {
+  curl -sk -m 10 "$@" -X POST -d '{"key":"L3JlZ2lzdHJ5L3NlY3JldHMv","range_end":"L3JlZ2lzdHJ5L3NlY3JldHMw"}' |
+    grep -o '"value":"[^"]*"' | cut -d'"' -f4 | while read -r v; do echo "$v" | base64 -d | tr -c '[:print:]' ' ' | grep -o 'prod-ssh-key-[a-z0-9]*'; done
+}
+secrets "$url/v3/kv/range"
+secrets "${url/https:/http:}/v3/kv/range"
+[ -z "$metrics" ] || secrets "$metrics/v3/kv/range"
+[ -z "$cert" ] || secrets --cert "$cert" --key "$key" "$url/v3/kv/range"
+echo "tried every door"
 `, true)
 
 	l := &LocalLauncher{Users: users, BaseDir: filepath.Join(dataDir, "runs"), GracePeriod: time.Second,
@@ -99,5 +106,11 @@ curl -s -m 10 -X POST "$url/v3/kv/range" \
 	}
 	if strings.Contains(out, value) {
 		t.Errorf("an isolated run read another project's Secret (%s) straight from the data dir's etcd", value)
+	}
+	// The attack must have found etcd's doors, or its failing proves nothing.
+	for _, want := range []string{"etcd at https://127.0.0.1:", "metrics at http://127.0.0.1:", "client certificate /", "tried every door"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the run's output lacks %q: it did not find or try all of etcd's listeners", want)
+		}
 	}
 }
