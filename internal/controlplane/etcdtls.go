@@ -57,11 +57,8 @@ func writeEtcdCerts(dir string) (etcdCerts, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return files, err
 	}
-	now := time.Now()
 	caTmpl := &x509.Certificate{
 		Subject:               pkix.Name{CommonName: "bastion dev etcd CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(certValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -72,8 +69,6 @@ func writeEtcdCerts(dir string) (etcdCerts, error) {
 	}
 	server, serverKey, err := issue(&x509.Certificate{
 		Subject:     pkix.Name{CommonName: "etcd"},
-		NotBefore:   now.Add(-time.Hour),
-		NotAfter:    now.Add(certValidity),
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
@@ -84,8 +79,6 @@ func writeEtcdCerts(dir string) (etcdCerts, error) {
 	}
 	client, clientKey, err := issue(&x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:   now.Add(-time.Hour),
-		NotAfter:    now.Add(certValidity),
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}, ca, caKey)
@@ -118,9 +111,9 @@ func writeEtcdCerts(dir string) (etcdCerts, error) {
 	return files, nil
 }
 
-// issue makes an ECDSA P-256 key and a certificate for it from tmpl, signed
-// by parent's key, or self-signed when parent is nil. It returns the
-// certificate and its key.
+// issue makes an ECDSA P-256 key and a certificate for it from tmpl, valid
+// from an hour ago (clock skew) for certValidity, signed by parent's key,
+// or self-signed when parent is nil. It returns the certificate and its key.
 func issue(tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -131,6 +124,8 @@ func issue(tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.C
 		return nil, nil, err
 	}
 	tmpl.SerialNumber = serial
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	tmpl.NotAfter = tmpl.NotBefore.Add(certValidity)
 	if parent == nil {
 		parent, parentKey = tmpl, key
 	}
