@@ -54,8 +54,8 @@ func CheckAssets(dir string) error {
 type Options struct {
 	// AssetsDir holds etcd and kube-apiserver.
 	AssetsDir string
-	// DataDir keeps etcd's data, the apiserver's certificates, the logs and
-	// the kubeconfig.
+	// DataDir keeps etcd's data, etcd's and the apiserver's certificates,
+	// the logs and the kubeconfig.
 	DataDir string
 	// CRDs are installed (created or updated) after start.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
@@ -109,15 +109,22 @@ func Start(opts Options) (*ControlPlane, error) {
 		return nil, err
 	}
 
+	etcd := &envtest.Etcd{DataDir: etcdDir(opts.DataDir), Out: etcdLog, Err: etcdLog}
+	api := &envtest.APIServer{CertDir: apiserverDir(opts.DataDir), Out: apiLog, Err: apiLog}
+	certs, err := writeEtcdCerts(etcdTLSDir(opts.DataDir))
+	if err == nil {
+		err = configureEtcdTLS(etcd, api, certs)
+	}
+	if err != nil {
+		cp.closeLogs()
+		return nil, fmt.Errorf("preparing etcd's TLS: %w", err)
+	}
 	cp.env = &envtest.Environment{
 		BinaryAssetsDirectory:    opts.AssetsDir,
 		CRDs:                     opts.CRDs,
 		ControlPlaneStartTimeout: 90 * time.Second,
 		ControlPlaneStopTimeout:  30 * time.Second,
-		ControlPlane: envtest.ControlPlane{
-			Etcd:      &envtest.Etcd{DataDir: etcdDir(opts.DataDir), Out: etcdLog, Err: etcdLog},
-			APIServer: &envtest.APIServer{CertDir: apiserverDir(opts.DataDir), Out: apiLog, Err: apiLog},
-		},
+		ControlPlane:             envtest.ControlPlane{Etcd: etcd, APIServer: api},
 	}
 	cfg, err := cp.env.Start()
 	if err != nil {
