@@ -133,14 +133,15 @@ func underTemporaryDir(dir string) bool {
 // repository is the task's repository when it is a path of this host
 // (--allow-local-repositories): if it lies under a temporary directory
 // and any user may reach it, it is mounted back too, read-only, so that
-// the run reaches it as it did. One no other user may reach stays hidden.
+// the run reaches it as it did. One no other user may reach stays hidden,
+// as does a repository that is a file (a bundle).
 func privateTemporaryDirs(runDir, repository string) error {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return err
 	}
 	back := []mountBack{{path: runDir}}
-	if repository != "" && underTemporaryDir(repository) && launch.ReachableByOthers(repository) {
+	if repository != "" && underTemporaryDir(repository) && launch.ReachableByOthers(repository) && isDir(repository) {
 		back = append(back, mountBack{path: repository, readOnly: true})
 	}
 	for i := range back {
@@ -150,14 +151,14 @@ func privateTemporaryDirs(runDir, repository string) error {
 		defer unix.Close(back[i].handle)
 	}
 	for _, t := range temporaryDirs {
-		if info, err := os.Stat(t.path); err != nil || !info.IsDir() {
+		if !isDir(t.path) {
 			continue // nothing there for a program to use
 		}
 		if err := unix.Mount("tmpfs", t.path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size="+t.size); err != nil {
 			return fmt.Errorf("mounting a private %s for the run: %w", t.path, err)
 		}
 	}
-	if info, err := os.Stat("/dev/mqueue"); err == nil && info.IsDir() {
+	if isDir("/dev/mqueue") {
 		// The IPC namespace makes message queues private; this makes the
 		// file system that lists them show the run's own.
 		if err := unix.Mount("mqueue", "/dev/mqueue", "mqueue", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
@@ -228,4 +229,9 @@ func localRepository(input string) string {
 		return ""
 	}
 	return filepath.Clean(path)
+}
+
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }
