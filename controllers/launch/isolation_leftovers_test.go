@@ -30,7 +30,6 @@ func TestLocalLauncher_aRunFindsNothingAnEarlierRunLeftOutsideItsDirectory(t *te
 	if users == nil {
 		t.Skipf("needs isolated local runs (root): %s", why)
 	}
-	bastion := buildBastion(t)
 	plant := filepath.Join("/var/tmp", "bastion-plant-"+strconv.FormatInt(time.Now().UnixNano(), 36))
 	t.Cleanup(func() { _ = os.RemoveAll(plant) })
 
@@ -51,30 +50,9 @@ echo "thief is $(id -u)"
 if "$PLANT/cat" "$VICTIM_SECRET" 2>/dev/null; then echo; echo "READ-VICTIM-SECRET"; else echo "DENIED-VICTIM-SECRET"; fi
 `, true)
 
-	dataDir := t.TempDir()
-	if err := os.Chmod(dataDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	l := &LocalLauncher{Users: users, BaseDir: filepath.Join(dataDir, "runs"), GracePeriod: time.Second,
-		Command: []string{bastion, "runner"}}
-	if err := l.PrepareBase(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(l.BaseDir) })
-	l.Client = fake.NewClientBuilder().WithScheme(testScheme()).Build()
+	l := newIsolatedLauncher(t, users)
 	ctx := context.Background()
-	start := func(r isolatedRun) {
-		t.Helper()
-		for _, obj := range r.objects {
-			if err := l.Client.Create(ctx, obj); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := l.Start(ctx, r.run); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = l.Release(ctx, r.run) })
-	}
+	start := func(r isolatedRun) { startIsolated(t, l, r) }
 	env := func(extra ...string) map[string]string {
 		m := map[string]string{"PLANT": plant}
 		for i := 0; i+1 < len(extra); i += 2 {
@@ -131,7 +109,6 @@ func TestLocalLauncher_aRunHasPrivateTemporaryDirsAndGainsNoPrivileges(t *testin
 	if users == nil {
 		t.Skipf("needs isolated local runs (root): %s", why)
 	}
-	bastion := buildBastion(t)
 	hostFile := filepath.Join("/tmp", "bastion-host-file-"+strconv.FormatInt(time.Now().UnixNano(), 36))
 	if err := os.WriteFile(hostFile, []byte("host"), 0o644); err != nil {
 		t.Fatal(err)
@@ -146,30 +123,11 @@ for point in /tmp /var/tmp /dev/shm "$RUN_DIR"; do
   awk -v p="$point" '$5 == p { print "mount", $5, $6, $(NF-2) }' /proc/self/mountinfo | tail -n 1
 done
 `, true)
-	dataDir := t.TempDir()
-	if err := os.Chmod(dataDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	l := &LocalLauncher{Users: users, BaseDir: filepath.Join(dataDir, "runs"), GracePeriod: time.Second,
-		Command: []string{bastion, "runner"}}
-	if err := l.PrepareBase(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(l.BaseDir) })
-	l.Client = fake.NewClientBuilder().WithScheme(testScheme()).Build()
-	ctx := context.Background()
+	l := newIsolatedLauncher(t, users)
 	runDir := l.runDir(newIsolatedRun("look", nil, runspec.Spec{}).run) // named after the task
 	look := newIsolatedRun("look", nil, runspec.Spec{App: "bash", Playbook: "look.sh",
 		Repository: runspec.Repository{URL: repo.Path}, Env: map[string]string{"HOST_FILE": hostFile, "RUN_DIR": runDir}})
-	for _, obj := range look.objects {
-		if err := l.Client.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := l.Start(ctx, look.run); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.Release(ctx, look.run) })
+	startIsolated(t, l, look)
 	waitPhase(t, l, look.run, PhaseSucceeded)
 	out := readFile(t, filepath.Join(l.runDir(look.run), logFile))
 	t.Logf("the run's output:\n%s", out)
@@ -237,4 +195,40 @@ func TestLocalLauncher_runUsersGoRoundTheRange(t *testing.T) {
 			t.Fatalf("next id %d, want %d", got, want)
 		}
 	}
+}
+
+// newIsolatedLauncher is a launcher of isolated runs of the real `bastion
+// runner`, with its data dir private as the manager makes it (so runs move
+// under /tmp), reading Secrets from a fake client.
+func newIsolatedLauncher(t *testing.T, users *RunUsers) *LocalLauncher {
+	t.Helper()
+	bastion := buildBastion(t)
+	dataDir := t.TempDir()
+	if err := os.Chmod(dataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l := &LocalLauncher{Users: users, BaseDir: filepath.Join(dataDir, "runs"), GracePeriod: time.Second,
+		Command: []string{bastion, "runner"}}
+	if err := l.PrepareBase(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(l.BaseDir) })
+	l.Client = fake.NewClientBuilder().WithScheme(testScheme()).Build()
+	return l
+}
+
+// startIsolated creates the run's Secrets and starts it; it is released
+// when the test ends.
+func startIsolated(t *testing.T, l *LocalLauncher, r isolatedRun) {
+	t.Helper()
+	ctx := context.Background()
+	for _, obj := range r.objects {
+		if err := l.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Start(ctx, r.run); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Release(ctx, r.run) })
 }
