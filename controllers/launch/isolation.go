@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // RunUsers is the range of user ids local runs take, one per live run.
@@ -55,7 +59,7 @@ func Isolation() (users *RunUsers, reason string) {
 	}
 	probe := exec.Command("/bin/sh", "-c", "exit 0")
 	probe.SysProcAttr = &syscall.SysProcAttr{
-		Unshareflags: syscall.CLONE_NEWNS,
+		Unshareflags: runNamespaces,
 		Credential:   &syscall.Credential{Uid: DefaultRunUsers.First, Gid: DefaultRunUsers.First, Groups: []uint32{}},
 	}
 	if err := probe.Run(); err != nil {
@@ -132,9 +136,14 @@ func ReachableByOthers(dir string) bool {
 	}
 }
 
-// allocateUser picks the lowest id of the range that no run directory
-// holds and no process runs as. l.mu must be held, so that two starts
-// cannot pick the same one.
+// allocateUser picks, round-robin, the next id of the range after the
+// last one handed out that no run directory holds and no process runs as:
+// an id whose run just ended is not handed out again until the whole range
+// went round, so nothing that run might have left (a process that escaped
+// the kill, a file somewhere the run could write) meets the next run of
+// another task. A manager starts at a random place in the range, so that
+// one restarted does not hand out again the ids its predecessor just
+// used. l.mu must be held, so that two starts cannot pick the same one.
 func (l *LocalLauncher) allocateUser() (uint32, error) {
 	taken := map[uint32]bool{}
 	entries, _ := os.ReadDir(l.baseDir())
@@ -146,8 +155,13 @@ func (l *LocalLauncher) allocateUser() (uint32, error) {
 	for uid := range processUsers() {
 		taken[uid] = true
 	}
-	for i := uint32(0); i < l.Users.Count; i++ {
-		if uid := l.Users.First + i; !taken[uid] {
+	last := l.lastUser
+	if last < l.Users.First || last-l.Users.First >= l.Users.Count {
+		last = l.Users.First + rand.Uint32N(l.Users.Count)
+	}
+	for i := uint32(1); i <= l.Users.Count; i++ {
+		if uid := l.Users.First + (last-l.Users.First+i)%l.Users.Count; !taken[uid] {
+			l.lastUser = uid
 			return uid, nil
 		}
 	}
@@ -174,12 +188,28 @@ func processUsers() map[uint32]bool {
 // killUser kills every process that runs as uid: the whole of an isolated
 // run, including what left its process group (setsid, a daemon a playbook
 // started), since nothing else runs as that id.
+//
+// First from inside: a shell of that uid sends SIGKILL to -1, which the
+// kernel delivers to every process of the uid in one sweep that no fork
+// can slip past. Then, should that shell not start (the uid at its
+// process limit), passes over /proc until one finds nothing left, with a
+// bound so that the manager never hangs on a run.
 func killUser(uid uint32) {
-	forEachProcess(func(pid int, u uint32) {
-		if u == uid {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+	inside := exec.Command("/bin/sh", "-c", "kill -KILL -1")
+	inside.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid, Groups: []uint32{}}}
+	_ = inside.Run() // killed by nothing: kill(-1) spares the caller
+	for pass := 0; pass < 100; pass++ {
+		found := false
+		forEachProcess(func(pid int, u uint32) {
+			if u == uid {
+				found = true
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		})
+		if !found {
+			return
 		}
-	})
+	}
 }
 
 func forEachProcess(fn func(pid int, uid uint32)) {
@@ -195,7 +225,8 @@ func forEachProcess(fn func(pid int, uid uint32)) {
 	}
 }
 
-// processUID reads the real uid from /proc/<pid>/status.
+// processUID reads the real uid from /proc/<pid>/status; none for a
+// process that has exited and waits to be reaped (a zombie holds nothing).
 func processUID(pid int) (uint32, bool) {
 	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
@@ -204,7 +235,11 @@ func processUID(pid int) (uint32, bool) {
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if fields := strings.Fields(s.Text()); len(fields) > 1 && fields[0] == "Uid:" {
+		fields := strings.Fields(s.Text())
+		if len(fields) > 1 && fields[0] == "State:" && (fields[1] == "Z" || fields[1] == "X") {
+			return 0, false
+		}
+		if len(fields) > 1 && fields[0] == "Uid:" {
 			uid, err := strconv.ParseUint(fields[1], 10, 32)
 			return uint32(uid), err == nil
 		}
@@ -265,4 +300,32 @@ func readRunFile(path string) (string, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(f, 64))
 	return string(data), err
+}
+
+// runNamespaces are the namespaces an isolated run gets of its own: mounts
+// (its account files, its private /tmp) and IPC (SysV IPC, POSIX message
+// queues).
+const runNamespaces = syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
+
+// startProcess starts cmd; for isolated runs with no_new_privs set, so
+// that no program of the run gains privileges through execve: a set-uid or
+// set-gid file, or one with file capabilities, runs with the run's own
+// rights, wherever it lies. The flag belongs to a thread and a child
+// inherits it from the thread that forks it, so the start happens on a
+// thread of its own that is set and then thrown away (a goroutine that
+// ends locked to its thread takes the thread with it).
+func (l *LocalLauncher) startProcess(cmd *exec.Cmd) error {
+	if l.Users == nil {
+		return cmd.Start()
+	}
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			started <- fmt.Errorf("setting no_new_privs for the run: %w", err)
+			return
+		}
+		started <- cmd.Start()
+	}()
+	return <-started
 }

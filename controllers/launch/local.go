@@ -58,6 +58,8 @@ type LocalLauncher struct {
 	runs    map[string]*localRun
 	events  chan event.GenericEvent
 	cleaned bool // half-started directories of an earlier process removed
+	// lastUser is the id last handed to an isolated run (see allocateUser).
+	lastUser uint32
 }
 
 // Files of a run directory.
@@ -253,10 +255,11 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 		// The runner starts as root in a mount namespace of its own, where
 		// it mounts the run's account files and the tools on PATH that the
 		// run's user could not reach, and becomes that user before it
-		// reads anything of the task (see runner --run-as).
-		cmd.SysProcAttr.Unshareflags = syscall.CLONE_NEWNS
+		// reads anything of the task (see runner --run-as). Its own IPC
+		// namespace keeps SysV IPC and POSIX message queues its own.
+		cmd.SysProcAttr.Unshareflags = runNamespaces
 	}
-	if err := cmd.Start(); err != nil {
+	if err := l.startProcess(cmd); err != nil {
 		_ = removeDir(dir)
 		return fmt.Errorf("starting the runner: %w", err)
 	}

@@ -39,7 +39,7 @@ func runRunner(args []string, stdout, stderr io.Writer) error {
 		if *accounts == "" {
 			return usageError("--run-as needs --accounts")
 		}
-		if err := becomeRunUser(uint32(*runAs), *accounts); err != nil {
+		if err := becomeRunUser(uint32(*runAs), *accounts, localRepository(*input)); err != nil {
 			return err
 		}
 	}
