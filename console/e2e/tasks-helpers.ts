@@ -7,11 +7,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, type APIRequestContext } from '@playwright/test';
 
-/** A git repository (branch main) holding files, committed; returns its path. */
-export function gitRepository(files: Record<string, string>): string {
+/** A new directory for a repository, readable by all: under bastion dev as
+ * root each run is a user of its own. */
+export function repositoryDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'bastion-e2e-repo-'));
-  // Readable by all: under bastion dev as root each run is a user of its own.
   chmodSync(dir, 0o755);
+  return dir;
+}
+
+/** A git repository (branch main) holding files, committed, in dir (a new
+ * one by default); returns its path. */
+export function gitRepository(files: Record<string, string>, dir = repositoryDir()): string {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
   git('init', '--quiet', '--initial-branch=main');
   git('config', 'user.email', 'e2e@example.com');

@@ -5,22 +5,19 @@
 // The Terraform test needs terraform 1.5.7 first on PATH, the one
 // `make terraform` builds (docs/benchmarks.md, "Task log"):
 //   PATH=~/.cache/bastion/tools/terraform-1.5.7:$PATH BASTION_BIN=../bin/bastion npx playwright test e2e/tasks.spec.ts
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page, type TestInfo } from '@playwright/test';
 import { admin, apiAs, createProject, screenshot, unique, useSession } from './helpers';
-import { createTemplate, gitRepository, sceneFor, startTask, taskStatus } from './tasks-helpers';
+import { createTemplate, gitRepository, repositoryDir, sceneFor, startTask, taskStatus } from './tasks-helpers';
 
 // steps.sh prints its first lines, then waits until the test creates the
 // flag file before it prints the rest: the test watches those arrive live,
-// however slow the machine.
-// The scripts run as a user of their own under bastion dev as root: the
-// flag's directory must be passable by all.
-const flagDir = mkdtempSync(join(tmpdir(), 'bastion-e2e-flag-'));
-chmodSync(flagDir, 0o711);
-const flag = join(flagDir, 'go');
-const scripts = {
+// however slow the machine. The flag lies in the repository's own
+// directory: under bastion dev as root each run is a user of its own with a
+// private /tmp, into which only the task's local repository is mounted back
+// (read-only, and showing what the test adds to it later).
+const scripts = (flag: string) => ({
   'steps.sh': [
     '#!/bin/bash',
     'printf "\\033[32mgreen light\\033[0m\\n"',
@@ -37,13 +34,15 @@ const scripts = {
   'broken.yml':
     '- hosts: localhost\n  gather_facts: false\n  tasks:\n    - ansible.builtin.fail:\n        msg: this playbook fails on purpose\n',
   'main.tf': 'resource "terraform_data" "hello" {\n  input = "bastion"\n}\n',
-};
+});
 
 async function scene(baseURL: string, testInfo: TestInfo, name: string) {
   const api = await apiAs(baseURL, admin.username, admin.password);
   const project = await createProject(api, unique(testInfo, name));
-  const resources = await sceneFor(api, project.id, gitRepository(scripts));
-  return { api, project, resources };
+  const dir = repositoryDir();
+  const flag = join(dir, 'go.flag');
+  const resources = await sceneFor(api, project.id, gitRepository(scripts(flag), dir));
+  return { api, project, resources, flag };
 }
 
 const logDialog = (page: Page) => page.getByRole('dialog', { name: /^Task #/ });
@@ -58,8 +57,7 @@ test('a task runs on the real runner and its log shows the lines live until Succ
   page,
   baseURL,
 }, testInfo) => {
-  rmSync(flag, { force: true });
-  const { api, project, resources } = await scene(baseURL!, testInfo, 'Live log');
+  const { api, project, resources, flag } = await scene(baseURL!, testInfo, 'Live log');
   const template = await createTemplate(api, resources, { name: 'Steps', app: 'bash', playbook: 'steps.sh' });
   await useSession(page, api);
   const taskId = await startTask(api, project.id, { template_id: template.id, message: 'watch me' });

@@ -303,7 +303,7 @@ func readRunFile(path string) (string, error) {
 }
 
 // runNamespaces are the namespaces an isolated run gets of its own: mounts
-// (its account files, its private /tmp) and IPC (SysV IPC, POSIX message
+// (its account files, its private /var/tmp and /dev/shm) and IPC (SysV IPC, POSIX message
 // queues).
 const runNamespaces = syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
 

@@ -101,15 +101,16 @@ if "$PLANT/cat" "$VICTIM_SECRET" 2>/dev/null; then echo; echo "READ-VICTIM-SECRE
 	}
 }
 
-// An isolated run's programs have no_new_privs; /tmp, /var/tmp and
-// /dev/shm are empty tmpfs of the run's own, nosuid; the run's own
-// directory is mounted nosuid; its IPC namespace is not the manager's.
+// An isolated run's programs have no_new_privs; /var/tmp and /dev/shm are
+// empty tmpfs of the run's own, nosuid; the run's own directory is mounted
+// nosuid; its IPC namespace is not the manager's. /tmp stays the host's
+// (where runs' directories and shared files live).
 func TestLocalLauncher_aRunHasPrivateTemporaryDirsAndGainsNoPrivileges(t *testing.T) {
 	users, why := Isolation()
 	if users == nil {
 		t.Skipf("needs isolated local runs (root): %s", why)
 	}
-	hostFile := filepath.Join("/tmp", "bastion-host-file-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	hostFile := filepath.Join("/var/tmp", "bastion-host-file-"+strconv.FormatInt(time.Now().UnixNano(), 36))
 	if err := os.WriteFile(hostFile, []byte("host"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestLocalLauncher_aRunHasPrivateTemporaryDirsAndGainsNoPrivileges(t *testin
 grep NoNewPrivs /proc/self/status
 echo "ipc $(readlink /proc/self/ns/ipc)"
 if [ -e "$HOST_FILE" ]; then echo "SEES-HOST-TMP"; fi
-for point in /tmp /var/tmp /dev/shm "$RUN_DIR"; do
+for point in /var/tmp /dev/shm "$RUN_DIR"; do
   awk -v p="$point" '$5 == p { print "mount", $5, $6, $(NF-2) }' /proc/self/mountinfo | tail -n 1
 done
 `, true)
@@ -143,9 +144,9 @@ done
 		t.Errorf("the run is not in an IPC namespace of its own (the manager's is %s)", managerIPC)
 	}
 	if strings.Contains(out, "SEES-HOST-TMP") {
-		t.Errorf("the run sees the host's /tmp")
+		t.Errorf("the run sees the host's /var/tmp")
 	}
-	for _, point := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
+	for _, point := range []string{"/var/tmp", "/dev/shm"} {
 		if !regexp.MustCompile(`mount ` + regexp.QuoteMeta(point) + ` \S*nosuid\S* tmpfs`).MatchString(out) {
 			t.Errorf("%s is not a nosuid tmpfs of the run's own", point)
 		}

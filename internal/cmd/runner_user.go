@@ -27,10 +27,10 @@ import (
 //     not reach (terraform in ~/.cache under a /root of mode 0700) onto a
 //     directory of accounts, and puts that one at the end of PATH (see
 //     reachablePath);
-//   - mounts a fresh, empty tmpfs over /tmp, /var/tmp and /dev/shm (and a
-//     fresh mqueue over /dev/mqueue), so that nothing a run leaves there
-//     meets another run, and puts its own directory back (see
-//     privateTemporaryDirs), nosuid and nodev;
+//   - mounts a fresh, empty tmpfs over /var/tmp and /dev/shm (and a fresh
+//     mqueue over /dev/mqueue), so that nothing a run leaves there meets
+//     another run, and mounts its own directory again nosuid and nodev
+//     (see privateTemporaryDirs);
 //   - drops every group and becomes uid (and the group of the same number).
 //
 // The launcher starts it with no_new_privs set and in an IPC namespace of
@@ -74,7 +74,7 @@ func becomeRunUser(uid uint32, accounts string, repository string) error {
 }
 
 // reachablePath returns PATH with every directory that other users cannot
-// reach, or that the run's private /tmp hides, replaced by a read-only
+// reach, or that the run's private temporary dirs hide, replaced by a read-only
 // mount of it under mounts, moved to the end.
 // Last, because such a directory is the manager's own toolchain, and its
 // wrappers (pyenv's shims, say) call back into the manager's home, which
@@ -109,8 +109,16 @@ func reachablePath(path, mounts string) (string, error) {
 // temporaryDirs get a fresh tmpfs in every isolated run: what one run
 // leaves there, another never finds. TMPDIR is the run's own directory, so
 // little lands here; the size caps what a run can take of the memory.
+//
+// /tmp stays the host's: the runs' own directories live there when the
+// data dir is private, and so do the local repositories and the files
+// that a developer (or a test) shares with a script on purpose. A file a
+// run leaves in /tmp is its uid's, which round-robin ids hand out again
+// only after the whole range; a set-uid one runs as nobody else
+// (no_new_privs); TMPDIR points every well-behaved program at the run's
+// own directory (docs/security.md, "What is not covered").
 var temporaryDirs = []struct{ path, size string }{
-	{"/tmp", "1g"}, {"/var/tmp", "1g"}, {"/dev/shm", "256m"},
+	{"/var/tmp", "1g"}, {"/dev/shm", "256m"},
 }
 
 func underTemporaryDir(dir string) bool {
