@@ -37,7 +37,7 @@ func TestStart_etcdAnswersOnlyTheAPIServersClientCertificate(t *testing.T) {
 		assets = dir
 	}
 	if err := CheckAssets(assets); err != nil {
-		t.Skipf("no control plane assets: %v", err)
+		t.Fatalf("no control plane assets (make envtest-assets): %v", err)
 	}
 	dataDir := filepath.Join(t.TempDir(), "dev")
 	startPlainEtcdOnce(t, assets, etcdDir(dataDir))
