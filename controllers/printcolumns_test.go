@@ -88,7 +88,7 @@ func TestPrintColumns_kubectlGetShowsUsefulColumns(t *testing.T) {
 			[]string{"NAME", "DISPLAY NAME", "NAMESPACE", "READY", "AGE"},
 			map[string]gomegatypes.GomegaMatcher{"DISPLAY NAME": Equal("Demo"), "NAMESPACE": Equal(sampleNamespace), "READY": Equal("True"), "AGE": kubectlAge}},
 		{"users", "ops",
-			[]string{"NAME", "USERNAME", "FULL NAME", "EMAIL", "ADMIN", "AGE"},
+			[]string{"NAME", "USERNAME", "FULL NAME", "EMAIL", "ADMIN", "READY", "AGE"},
 			map[string]gomegatypes.GomegaMatcher{"USERNAME": Equal("ops"), "FULL NAME": Equal("Operations"), "EMAIL": Equal("ops@example.com"), "AGE": kubectlAge}},
 		{"repositories", "demo-playbooks",
 			[]string{"NAME", "DISPLAY NAME", "URL", "BRANCH", "READY", "AGE"},
@@ -100,7 +100,7 @@ func TestPrintColumns_kubectlGetShowsUsefulColumns(t *testing.T) {
 			[]string{"NAME", "DISPLAY NAME", "SECRET", "READY", "AGE"},
 			map[string]gomegatypes.GomegaMatcher{"DISPLAY NAME": Equal("Staging"), "AGE": kubectlAge}},
 		{"views", "release",
-			[]string{"NAME", "TITLE", "POSITION", "AGE"},
+			[]string{"NAME", "TITLE", "POSITION", "READY", "AGE"},
 			map[string]gomegatypes.GomegaMatcher{"TITLE": Equal("Release"), "POSITION": Equal("0"), "AGE": kubectlAge}},
 		{"templates", "ping",
 			[]string{"NAME", "DISPLAY NAME", "TYPE", "APP", "PLAYBOOK", "READY", "AGE"},
@@ -118,7 +118,7 @@ func TestPrintColumns_kubectlGetShowsUsefulColumns(t *testing.T) {
 			[]string{"NAME", "DISPLAY NAME", "TEMPLATE", "AUTH", "READY", "AGE"},
 			map[string]gomegatypes.GomegaMatcher{"DISPLAY NAME": Equal("GitHub push to main"), "TEMPLATE": Equal("build"), "AUTH": Equal("github"), "AGE": kubectlAge}},
 		{"integrationaliases", "github-push",
-			[]string{"NAME", "INTEGRATION", "AGE"},
+			[]string{"NAME", "INTEGRATION", "READY", "AGE"},
 			map[string]gomegatypes.GomegaMatcher{"INTEGRATION": Equal("github-push"), "AGE": kubectlAge}},
 	}
 	for _, c := range cases {

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,15 +65,8 @@ func (r *ProjectReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	}
 
 	before := project.DeepCopy()
-	defer func() {
-		project.Status.ObservedGeneration = project.Generation
-		if err != nil {
-			setReady(project, metav1.ConditionFalse, bastionv1.ReasonReconcileError, err.Error())
-		}
-		if patchErr := r.Status().Patch(ctx, project, client.MergeFrom(before)); patchErr != nil && !apierrors.IsNotFound(patchErr) {
-			err = patchErr
-		}
-	}()
+	defer writeStatus(ctx, r.Client, before, project, &result, &err)
+	defer readyOnError(project, &err)
 
 	return ctrl.Result{}, r.reconcileNamespace(ctx, project)
 }
@@ -156,17 +148,9 @@ func (r *ProjectReconciler) reconcileDelete(ctx context.Context, project *bastio
 		return err
 	}
 	controllerutil.RemoveFinalizer(project, bastionv1.ProjectFinalizer)
-	return r.Update(ctx, project)
-}
-
-func setReady(project *bastionv1.Project, status metav1.ConditionStatus, reason, message string) {
-	meta.SetStatusCondition(&project.Status.Conditions, metav1.Condition{
-		Type:               bastionv1.ConditionReady,
-		Status:             status,
-		Reason:             reason,
-		Message:            message,
-		ObservedGeneration: project.Generation,
-	})
+	// The namespace's own deletion events bring this project back from a
+	// cache that may still hold it: the project being gone is the goal.
+	return client.IgnoreNotFound(r.Update(ctx, project))
 }
 
 // SetupWithManager registers the reconciler: it watches Projects and the

@@ -125,6 +125,19 @@ func TestProjectReconciler_deletesItsNamespaceWithTheProject(t *testing.T) {
 	g.Eventually(func() bool {
 		return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Name: "short-lived"}, &bastionv1.Project{}))
 	}, timeout, interval).Should(BeTrue())
+
+	// The deletion is no error: the reconciles its namespace's events
+	// queue after the project went log nothing. One worker takes the
+	// queue in order, so once a project created now is Ready, those
+	// reconciles have run.
+	witness := newProject("after-short-lived")
+	g.Expect(k8sClient.Create(ctx, witness)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		cond := readyCondition(g, witness.Name)
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+	}, timeout, interval).Should(Succeed())
+	g.Expect(suiteLogs.String()).NotTo(ContainSubstring(`"Project":{"name":"short-lived"}`))
 }
 
 func TestProjectCRD_rejectsInvalidSpecs(t *testing.T) {

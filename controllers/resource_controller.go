@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,7 +30,7 @@ import (
 // whether every object it refers to exists. The kinds differ only in the
 // references they hold, so one implementation serves them all, each
 // registered as its own controller.
-type ResourceReconciler[T client.Object] struct {
+type ResourceReconciler[T readyObject] struct {
 	client.Client
 	IDs *ids.Allocator
 	// Secrets tells of Secrets appearing in project namespaces, for the
@@ -41,14 +40,12 @@ type ResourceReconciler[T client.Object] struct {
 }
 
 // ResourceKind describes one kind to a ResourceReconciler.
-type ResourceKind[T client.Object] struct {
+type ResourceKind[T readyObject] struct {
 	// Name names the controller and the kind's id counter.
 	Name string
 	// New returns an empty object; NewList an empty list of the kind.
 	New     func() T
 	NewList func() client.ObjectList
-	// Conditions points into the object's status.
-	Conditions func(T) *[]metav1.Condition
 	// References lists the objects this one refers to.
 	References func(T) []Reference
 	// Referenced are the kinds References may name; they are watched, so
@@ -120,14 +117,8 @@ func (r *ResourceReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	before := obj.DeepCopyObject().(T)
-	defer func() {
-		if err != nil {
-			r.setReady(obj, metav1.ConditionFalse, bastionv1.ReasonReconcileError, err.Error())
-		}
-		if patchErr := r.patchStatus(ctx, before, obj); patchErr != nil {
-			err = patchErr
-		}
-	}()
+	defer writeStatus(ctx, r.Client, before, obj, &result, &err)
+	defer readyOnError(obj, &err)
 	return ctrl.Result{}, r.reconcileReferences(ctx, obj)
 }
 
@@ -147,11 +138,11 @@ func (r *ResourceReconciler[T]) reconcileReferences(ctx context.Context, obj T) 
 	}
 	switch {
 	case len(missing) > 0:
-		r.setReady(obj, metav1.ConditionFalse, bastionv1.ReasonMissingReference, strings.Join(missing, "; "))
+		setReady(obj, metav1.ConditionFalse, bastionv1.ReasonMissingReference, strings.Join(missing, "; "))
 	case len(refs) > 0:
-		r.setReady(obj, metav1.ConditionTrue, bastionv1.ReasonReconciled, "every referenced object exists")
+		setReady(obj, metav1.ConditionTrue, bastionv1.ReasonReconciled, "every referenced object exists")
 	default:
-		r.setReady(obj, metav1.ConditionTrue, bastionv1.ReasonReconciled, "reconciled")
+		setReady(obj, metav1.ConditionTrue, bastionv1.ReasonReconciled, "reconciled")
 	}
 	return nil
 }
@@ -169,26 +160,6 @@ func (r *ResourceReconciler[T]) checkReference(ctx context.Context, namespace st
 		return fmt.Sprintf("secret %q is not a key (it has no %s label)", ref.Name, bastionv1.LabelKeyType), nil
 	}
 	return "", nil
-}
-
-func (r *ResourceReconciler[T]) setReady(obj T, status metav1.ConditionStatus, reason, message string) {
-	meta.SetStatusCondition(r.Kind.Conditions(obj), metav1.Condition{
-		Type:               bastionv1.ConditionReady,
-		Status:             status,
-		Reason:             reason,
-		Message:            message,
-		ObservedGeneration: obj.GetGeneration(),
-	})
-}
-
-// patchStatus writes the conditions if they changed; most reconciles (a
-// Secret appearing elsewhere in the namespace) change nothing.
-func (r *ResourceReconciler[T]) patchStatus(ctx context.Context, before, obj T) error {
-	if equality.Semantic.DeepEqual(*r.Kind.Conditions(before), *r.Kind.Conditions(obj)) {
-		return nil
-	}
-	err := r.Status().Patch(ctx, obj, client.MergeFrom(before))
-	return client.IgnoreNotFound(err)
 }
 
 // SetupWithManager registers the kind's controller, the index of its
@@ -298,10 +269,9 @@ type reconcilerSetup interface{ SetupWithManager(ctrl.Manager) error }
 func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretWatches) []reconcilerSetup {
 	return []reconcilerSetup{
 		&ResourceReconciler[*bastionv1.Inventory]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Inventory]{
-			Name:       ids.CounterInventory,
-			New:        func() *bastionv1.Inventory { return &bastionv1.Inventory{} },
-			NewList:    func() client.ObjectList { return &bastionv1.InventoryList{} },
-			Conditions: func(o *bastionv1.Inventory) *[]metav1.Condition { return &o.Status.Conditions },
+			Name:    ids.CounterInventory,
+			New:     func() *bastionv1.Inventory { return &bastionv1.Inventory{} },
+			NewList: func() client.ObjectList { return &bastionv1.InventoryList{} },
 			References: func(o *bastionv1.Inventory) []Reference {
 				return slices.Concat(ref(RefKey, &o.Spec.SSHKeyRef), ref(RefKey, o.Spec.BecomeKeyRef), ref(RefRepository, o.Spec.RepositoryRef))
 			},
@@ -311,7 +281,6 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretW
 			Name:       ids.CounterEnvironment,
 			New:        func() *bastionv1.Environment { return &bastionv1.Environment{} },
 			NewList:    func() client.ObjectList { return &bastionv1.EnvironmentList{} },
-			Conditions: func(o *bastionv1.Environment) *[]metav1.Condition { return &o.Status.Conditions },
 			References: func(o *bastionv1.Environment) []Reference { return ref(RefSecret, o.Spec.SecretRef) },
 			Referenced: []RefKind{RefSecret},
 		}},
@@ -319,7 +288,6 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretW
 			Name:       ids.CounterRepository,
 			New:        func() *bastionv1.Repository { return &bastionv1.Repository{} },
 			NewList:    func() client.ObjectList { return &bastionv1.RepositoryList{} },
-			Conditions: func(o *bastionv1.Repository) *[]metav1.Condition { return &o.Status.Conditions },
 			References: func(o *bastionv1.Repository) []Reference { return ref(RefKey, &o.Spec.SSHKeyRef) },
 			Referenced: []RefKind{RefKey},
 		}},
@@ -327,7 +295,6 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretW
 			Name:       ids.CounterTemplate,
 			New:        func() *bastionv1.Template { return &bastionv1.Template{} },
 			NewList:    func() client.ObjectList { return &bastionv1.TemplateList{} },
-			Conditions: func(o *bastionv1.Template) *[]metav1.Condition { return &o.Status.Conditions },
 			References: templateReferences,
 			Referenced: []RefKind{RefRepository, RefEnvironment, RefInventory, RefView, RefTemplate, RefKey},
 		}},
@@ -335,14 +302,12 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretW
 			Name:       ids.CounterView,
 			New:        func() *bastionv1.View { return &bastionv1.View{} },
 			NewList:    func() client.ObjectList { return &bastionv1.ViewList{} },
-			Conditions: func(o *bastionv1.View) *[]metav1.Condition { return &o.Status.Conditions },
 			References: func(*bastionv1.View) []Reference { return nil },
 		}},
 		&ResourceReconciler[*bastionv1.Integration]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Integration]{
-			Name:       ids.CounterIntegration,
-			New:        func() *bastionv1.Integration { return &bastionv1.Integration{} },
-			NewList:    func() client.ObjectList { return &bastionv1.IntegrationList{} },
-			Conditions: func(o *bastionv1.Integration) *[]metav1.Condition { return &o.Status.Conditions },
+			Name:    ids.CounterIntegration,
+			New:     func() *bastionv1.Integration { return &bastionv1.Integration{} },
+			NewList: func() client.ObjectList { return &bastionv1.IntegrationList{} },
 			References: func(o *bastionv1.Integration) []Reference {
 				return slices.Concat(ref(RefTemplate, o.Spec.TemplateRef), ref(RefKey, o.Spec.AuthSecretRef))
 			},
@@ -353,7 +318,6 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretW
 			Name:       ids.CounterIntegrationAlias,
 			New:        func() *bastionv1.IntegrationAlias { return &bastionv1.IntegrationAlias{} },
 			NewList:    func() client.ObjectList { return &bastionv1.IntegrationAliasList{} },
-			Conditions: func(o *bastionv1.IntegrationAlias) *[]metav1.Condition { return &o.Status.Conditions },
 			References: func(o *bastionv1.IntegrationAlias) []Reference { return ref(RefIntegration, o.Spec.IntegrationRef) },
 			Referenced: []RefKind{RefIntegration},
 		}},

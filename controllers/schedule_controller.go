@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,38 +71,21 @@ func (r *ScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		return ctrl.Result{}, err
 	}
 
-	// A status write is conditional on the version read: a reconcile working
-	// from a cache that lags behind the last write must not put back what
-	// that write replaced. A conflict is no error, because the newer
-	// version's own event brings another reconcile. The outcome of a run is
-	// the exception: the run was claimed by a conditional write, so this
-	// reconcile holds the newest status, and its outcome must land even if
-	// a label or an annotation changed meanwhile.
+	// The status is written as every kind's is (writeStatus), from the
+	// copy this reconcile holds when it returns. Once a run is claimed,
+	// that copy is the claimed version (claimRun moves before along).
 	before := schedule.DeepCopy()
-	var fired bool
-	defer func() {
-		if equality.Semantic.DeepEqual(before.Status, schedule.Status) {
-			return
-		}
-		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-		if fired {
-			patch = client.MergeFrom(before)
-		}
-		patchErr := r.Status().Patch(ctx, schedule, patch)
-		if patchErr != nil && !apierrors.IsConflict(patchErr) && !apierrors.IsNotFound(patchErr) {
-			err = patchErr
-		}
-	}()
+	defer func() { writeStatus(ctx, r.Client, before, schedule, &result, &err) }()
 
 	cronSchedule, parseErr := cron.Parse(schedule.Spec.CronFormat)
 	if parseErr != nil {
 		schedule.Status.NextRunTime = nil
-		setScheduleReady(schedule, metav1.ConditionFalse, bastionv1.ReasonInvalidCron, parseErr.Error())
+		setReady(schedule, metav1.ConditionFalse, bastionv1.ReasonInvalidCron, parseErr.Error())
 		return ctrl.Result{}, nil
 	}
 	if !schedule.Spec.Active {
 		schedule.Status.NextRunTime = nil
-		setScheduleReady(schedule, metav1.ConditionTrue, bastionv1.ReasonInactive, "the schedule is inactive and does not fire")
+		setReady(schedule, metav1.ConditionTrue, bastionv1.ReasonInactive, "the schedule is inactive and does not fire")
 		return ctrl.Result{}, nil
 	}
 
@@ -124,7 +106,7 @@ func (r *ScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	if err != nil || !claimed {
 		return ctrl.Result{}, err
 	}
-	before, fired = schedule.DeepCopy(), true
+	before = schedule.DeepCopy()
 	r.fire(ctx, schedule, run)
 	return ctrl.Result{RequeueAfter: next.Sub(now)}, nil
 }
@@ -158,7 +140,7 @@ func (r *ScheduleReconciler) markScheduled(schedule *bastionv1.Schedule, due tim
 	schedule.Status.NextRunTime = &metav1.Time{Time: due}
 	ready := meta.FindStatusCondition(schedule.Status.Conditions, bastionv1.ConditionReady)
 	if ready == nil || ready.ObservedGeneration != schedule.Generation {
-		setScheduleReady(schedule, metav1.ConditionTrue, bastionv1.ReasonScheduled,
+		setReady(schedule, metav1.ConditionTrue, bastionv1.ReasonScheduled,
 			"the next run is at "+scheduleTime(due))
 	}
 }
@@ -190,16 +172,6 @@ func (r *ScheduleReconciler) assignID(ctx context.Context, schedule *bastionv1.S
 	}
 	_, err := ids.Assign(ctx, r.Client, r.IDs, schedule, schedule.Namespace, ids.CounterSchedule)
 	return err
-}
-
-func setScheduleReady(schedule *bastionv1.Schedule, status metav1.ConditionStatus, reason, message string) {
-	meta.SetStatusCondition(&schedule.Status.Conditions, metav1.Condition{
-		Type:               bastionv1.ConditionReady,
-		Status:             status,
-		Reason:             reason,
-		Message:            message,
-		ObservedGeneration: schedule.Generation,
-	})
 }
 
 // SetupWithManager registers the reconciler. It watches only Schedules:

@@ -140,7 +140,7 @@ func (r *ScheduleReconciler) runFailed(schedule *bastionv1.Schedule, action stri
 // keeps the latest, and in an Event, which keeps the history.
 func (r *ScheduleReconciler) record(schedule *bastionv1.Schedule, related runtime.Object, eventType string,
 	status metav1.ConditionStatus, reason, action, message string) {
-	setScheduleReady(schedule, status, reason, message)
+	setReady(schedule, status, reason, message)
 	if r.Recorder != nil {
 		r.Recorder.Eventf(schedule, related, eventType, reason, action, "%s", message)
 	}

@@ -6,8 +6,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 )
 
 // writeStatus is the one way a reconciler writes the status of the object
@@ -49,4 +53,34 @@ func statusOf(obj client.Object) any {
 		return f.Interface()
 	}
 	return nil
+}
+
+// readyObject is one of our kinds: every one has a Ready condition and an
+// observedGeneration in its status.
+type readyObject interface {
+	client.Object
+	bastionv1.ReadyStatus
+}
+
+// setReady sets obj's Ready condition, and records that the status now
+// describes obj's current generation: a client that sees
+// status.observedGeneration equal metadata.generation knows that Ready
+// speaks of the spec it reads.
+func setReady(obj readyObject, status metav1.ConditionStatus, reason, message string) {
+	*obj.StatusObservedGeneration() = obj.GetGeneration()
+	meta.SetStatusCondition(obj.StatusConditions(), metav1.Condition{
+		Type:               bastionv1.ConditionReady,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: obj.GetGeneration(),
+	})
+}
+
+// readyOnError is deferred after writeStatus (so that it runs before it):
+// a reconcile that failed says why in Ready.
+func readyOnError(obj readyObject, err *error) {
+	if *err != nil {
+		setReady(obj, metav1.ConditionFalse, bastionv1.ReasonReconcileError, (*err).Error())
+	}
 }

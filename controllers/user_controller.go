@@ -5,7 +5,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -36,7 +35,7 @@ type UserReconciler struct {
 // Reconcile assigns the user's id and says, in Ready, whether the user can
 // sign in: a User applied with kubectl has no password until an operator
 // sets one, and `kubectl get users` should show that.
-func (r *UserReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *UserReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	user := &bastionv1.User{}
 	if err := r.Get(ctx, req.NamespacedName, user); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -49,30 +48,33 @@ func (r *UserReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 
 	before := user.DeepCopy()
-	cond := metav1.Condition{Type: bastionv1.ConditionReady, Status: metav1.ConditionTrue,
-		Reason: bastionv1.ReasonReconciled, ObservedGeneration: user.Generation}
+	defer writeStatus(ctx, r.Client, before, user, &result, &err)
+	defer readyOnError(user, &err)
+	return ctrl.Result{}, r.reconcileSignIn(ctx, user)
+}
+
+// reconcileSignIn says in Ready whether the user can sign in.
+func (r *UserReconciler) reconcileSignIn(ctx context.Context, user *bastionv1.User) error {
 	clash, err := r.loginClash(ctx, user)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
-	switch hasPassword, err := r.hasPassword(ctx, user); {
+	hasPassword, err := r.hasPassword(ctx, user)
+	switch {
 	case err != nil:
-		return ctrl.Result{}, err
+		return err
 	case clash != "":
-		cond.Status, cond.Reason = metav1.ConditionFalse, bastionv1.ReasonLoginConflict
-		cond.Message = clash + "; sign-in with that login is refused until one of them changes"
+		setReady(user, metav1.ConditionFalse, bastionv1.ReasonLoginConflict,
+			clash+"; sign-in with that login is refused until one of them changes")
 	case user.Spec.External:
-		cond.Message = "signs in through an identity provider"
+		setReady(user, metav1.ConditionTrue, bastionv1.ReasonReconciled, "signs in through an identity provider")
 	case hasPassword:
-		cond.Message = "can sign in with a password"
+		setReady(user, metav1.ConditionTrue, bastionv1.ReasonReconciled, "can sign in with a password")
 	default:
-		cond.Status, cond.Reason = metav1.ConditionFalse, bastionv1.ReasonNoPassword
-		cond.Message = "no password is set: bastion user change-by-login --login " + user.Spec.Username
+		setReady(user, metav1.ConditionFalse, bastionv1.ReasonNoPassword,
+			"no password is set: bastion user change-by-login --login "+user.Spec.Username)
 	}
-	if !meta.SetStatusCondition(&user.Status.Conditions, cond) {
-		return ctrl.Result{}, nil
-	}
-	return ctrl.Result{}, client.IgnoreNotFound(r.Status().Patch(ctx, user, client.MergeFrom(before)))
+	return nil
 }
 
 // loginClash is the rule of the API (users.Clash) for Users applied with

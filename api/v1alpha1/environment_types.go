@@ -43,6 +43,12 @@ const (
 
 // EnvironmentStatus is what the controller observed.
 type EnvironmentStatus struct {
+	// ObservedGeneration is the generation of the spec the status
+	// describes: when it equals metadata.generation, the controller has
+	// seen the latest change.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// +optional
 	// +listType=map
 	// +listMapKey=type

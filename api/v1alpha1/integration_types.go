@@ -109,6 +109,12 @@ type IntegrationSpec struct {
 
 // IntegrationStatus is what the controller observed.
 type IntegrationStatus struct {
+	// ObservedGeneration is the generation of the spec the status
+	// describes: when it equals metadata.generation, the controller has
+	// seen the latest change.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -160,6 +166,12 @@ type IntegrationAliasSpec struct {
 
 // IntegrationAliasStatus is what the controller observed.
 type IntegrationAliasStatus struct {
+	// ObservedGeneration is the generation of the spec the status
+	// describes: when it equals metadata.generation, the controller has
+	// seen the latest change.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -173,6 +185,7 @@ type IntegrationAliasStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=balias
 // +kubebuilder:printcolumn:name="Integration",type=string,JSONPath=`.spec.integrationRef.name`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type IntegrationAlias struct {
 	metav1.TypeMeta   `json:",inline"`

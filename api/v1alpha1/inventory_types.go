@@ -48,6 +48,12 @@ type InventorySpec struct {
 
 // InventoryStatus is what the controller observed.
 type InventoryStatus struct {
+	// ObservedGeneration is the generation of the spec the status
+	// describes: when it equals metadata.generation, the controller has
+	// seen the latest change.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// Conditions: Ready is True when the referenced keys exist.
 	// +optional
 	// +listType=map

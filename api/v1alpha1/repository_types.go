@@ -29,6 +29,12 @@ type RepositorySpec struct {
 
 // RepositoryStatus is what the controller observed.
 type RepositoryStatus struct {
+	// ObservedGeneration is the generation of the spec the status
+	// describes: when it equals metadata.generation, the controller has
+	// seen the latest change.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// Conditions: Ready is True when the access key exists.
 	// +optional
 	// +listType=map

@@ -36,6 +36,12 @@ type ScheduleSpec struct {
 
 // ScheduleStatus is what the controller observed.
 type ScheduleStatus struct {
+	// ObservedGeneration is the generation of the spec the status
+	// describes: when it equals metadata.generation, the controller has
+	// seen the latest change.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// LastRunTime is the last minute the schedule fired (or was skipped).
 	// +optional
 	LastRunTime *metav1.Time `json:"lastRunTime,omitempty"`

@@ -184,6 +184,12 @@ type TemplateSpec struct {
 
 // TemplateStatus is what the controllers observed.
 type TemplateStatus struct {
+	// ObservedGeneration is the generation of the spec the status
+	// describes: when it equals metadata.generation, the controller has
+	// seen the latest change.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// LastVersion is the version of the newest task of a build template;
 	// the next task gets it incremented.
 	// +optional

@@ -45,6 +45,12 @@ type UserSpec struct {
 
 // UserStatus is what the controllers observed about a User.
 type UserStatus struct {
+	// ObservedGeneration is the generation of the spec the status
+	// describes: when it equals metadata.generation, the controller has
+	// seen the latest change.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// +optional
 	// +listType=map
 	// +listMapKey=type

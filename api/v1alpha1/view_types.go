@@ -18,6 +18,12 @@ type ViewSpec struct {
 
 // ViewStatus is what the controller observed.
 type ViewStatus struct {
+	// ObservedGeneration is the generation of the spec the status
+	// describes: when it equals metadata.generation, the controller has
+	// seen the latest change.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -31,6 +37,7 @@ type ViewStatus struct {
 // +kubebuilder:resource:shortName=bview
 // +kubebuilder:printcolumn:name="Title",type=string,JSONPath=`.spec.title`
 // +kubebuilder:printcolumn:name="Position",type=integer,JSONPath=`.spec.position`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type View struct {
 	metav1.TypeMeta   `json:",inline"`
