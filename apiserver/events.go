@@ -60,21 +60,44 @@ func (s *Server) event(r *http.Request, e store.Event) {
 // allEvents serves GET /events/last: the events of every project the user
 // can see (admins: all of them, and events outside projects).
 func (s *Server) allEvents(w http.ResponseWriter, r *http.Request) {
-	var projectIDs []int64
-	if !who(r).admin() {
-		projects, err := s.visibleProjects(r)
-		if err != nil {
-			failErr(w, r, err)
-			return
-		}
-		projectIDs = make([]int64, 0, len(projects))
-		for i := range projects {
-			if id, ok := ids.FromLabels(&projects[i]); ok {
-				projectIDs = append(projectIDs, id)
-			}
-		}
+	if who(r).admin() {
+		s.respondEvents(w, r, nil)
+		return
+	}
+	s.userEvents(w, r)
+}
+
+// userEvents serves GET /events: the events of the projects the user is a
+// member of, never another project's. An admin gets theirs too, not every
+// project's, as Semaphore answers it (its GetUserEvents). Semaphore answers
+// every such event; Bastion the newest eventLimit, so that one request stays
+// bounded.
+func (s *Server) userEvents(w http.ResponseWriter, r *http.Request) {
+	projectIDs, err := s.memberProjectIDs(r)
+	if err != nil {
+		failErr(w, r, err)
+		return
 	}
 	s.respondEvents(w, r, projectIDs)
+}
+
+// memberProjectIDs are the ids of the projects the user is a member of
+// (projects an admin sees without being a member are left out).
+func (s *Server) memberProjectIDs(r *http.Request) ([]int64, error) {
+	projects, err := s.visibleProjects(r)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, 0, len(projects))
+	for i := range projects {
+		if accessTo(&projects[i], who(r)).role == "" {
+			continue
+		}
+		if id, ok := ids.FromLabels(&projects[i]); ok {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // projectEvents serves GET /project/{id}/events/last.

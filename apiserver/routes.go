@@ -42,11 +42,14 @@ func (s *Server) apiRoutes() chi.Router {
 		// Signed in.
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)
+			// Semaphore's API document names /user/ too; both answer.
 			r.Get("/user", s.currentUser)
+			r.Get("/user/", s.currentUser)
 			r.Get("/auth/oidc/{provider}/link", s.oidcLink)
 			r.Mount("/user/tokens", s.tokenRoutes())
 			r.Mount("/users", s.userRoutes())
 			r.Mount("/projects", s.projectListRoutes())
+			r.Get("/events", s.userEvents)
 			r.Get("/events/last", s.allEvents)
 			r.Get("/apps", s.apps)
 			if s.opts.Hub != nil {

@@ -71,8 +71,14 @@ func (s *Server) userRoutes() chi.Router {
 	return r
 }
 
+// currentUser serves GET /user: the signed-in user. can_create_project
+// says what the user may do (admins may always), as Semaphore answers it,
+// because clients show New Project by it; /users keeps the stored setting.
 func (s *Server) currentUser(w http.ResponseWriter, r *http.Request) {
-	respond(w, http.StatusOK, toUserJSON(who(r).user))
+	p := who(r)
+	me := toUserJSON(p.user)
+	me.CanCreateProject = mayCreateProjects(p)
+	respond(w, http.StatusOK, me)
 }
 
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
