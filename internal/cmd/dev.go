@@ -16,7 +16,11 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
+	uberzap "go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/apiserver"
@@ -84,7 +88,6 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	ctrl.SetLogger(zap.New(zap.ConsoleEncoder(), zap.WriteTo(stderr)))
 
 	// Take over SIGINT and SIGTERM before anything starts: with Go's
 	// default action, a Ctrl-C during start-up would end this process and
@@ -99,6 +102,12 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer lock.Unlock()
+	logFile, err := openDevLog(dataDir)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	ctrl.SetLogger(devLogger(logFile, stderr))
 	ln, err := listen(opts.listen)
 	if err != nil {
 		return err
@@ -189,7 +198,15 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 
 	mgrErr := make(chan error, 1)
 	go func() { mgrErr <- mgr.Start(ctx) }()
-	printBanner(stdout, publicURL, cp.KubeconfigPath, dataDir, runs.BaseDir, password, demoURL)
+	// The banner waits until the controllers have started, so that it is
+	// the last thing start-up prints: what follows is what goes wrong.
+	select {
+	case <-mgr.Elected():
+		printBanner(stdout, publicURL, cp.KubeconfigPath, dataDir, runs.BaseDir, logFile.Name(), password, demoURL)
+	case <-ctx.Done():
+	case err := <-mgrErr:
+		return err
+	}
 
 	select {
 	case <-ctx.Done():
@@ -198,6 +215,33 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	case err := <-mgrErr:
 		return err
 	}
+}
+
+// devLogName is the manager's log in the data dir.
+const devLogName = "bastion.log"
+
+// openDevLog opens the manager's log in the data dir, appending: the log
+// of an earlier run is what a restart is often about.
+func openDevLog(dataDir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dataDir, devLogName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the log: %w", unwrapPath(err))
+	}
+	return f, nil
+}
+
+// devLogger writes every line of the manager's log to file, and its
+// warnings and errors to the terminal as well: a developer's terminal
+// shows the banner and what goes wrong, not each reconcile. No stack
+// traces: a reconciler's error has always the same one, controller-
+// runtime's, which says nothing about the error.
+func devLogger(file, terminal io.Writer) logr.Logger {
+	enc := zapcore.NewConsoleEncoder(uberzap.NewDevelopmentEncoderConfig())
+	core := zapcore.NewTee(
+		zapcore.NewCore(enc, zapcore.AddSync(file), zapcore.InfoLevel),
+		zapcore.NewCore(enc, zapcore.AddSync(terminal), zapcore.WarnLevel),
+	)
+	return zapr.NewLogger(uberzap.New(core))
 }
 
 // prepareDataDir creates the data dir, proves it writable and locks it.
@@ -283,7 +327,7 @@ func seedUser(ctx context.Context, store *users.Store, spec bastionv1.UserSpec, 
 	return true, nil
 }
 
-func printBanner(w io.Writer, url, kubeconfig, dataDir, runsDir, password, demoURL string) {
+func printBanner(w io.Writer, url, kubeconfig, dataDir, runsDir, logPath, password, demoURL string) {
 	fmt.Fprintf(w, "\nBastion is running at %s\n\n", url)
 	if password != "" {
 		fmt.Fprintf(w, "  login:      admin\n  password:   %s\n", password)
@@ -296,6 +340,7 @@ func printBanner(w io.Writer, url, kubeconfig, dataDir, runsDir, password, demoU
 		fmt.Fprintf(w, "  demo repo:  %s\n", demoURL)
 	}
 	fmt.Fprintf(w, "  runs:       %s\n", runsDir)
+	fmt.Fprintf(w, "  log:        %s\n", logPath)
 	fmt.Fprintf(w, "  data dir:   %s\n\nPress Ctrl-C to stop.\n", dataDir)
 }
 

@@ -101,8 +101,8 @@ func TestDev_alertsOfAFailedTaskReachMailAndTelegram(t *testing.T) {
 	}
 
 	for _, secret := range []string{password, token} {
-		if strings.Contains(dev.stderr.String()+dev.stdout.String(), secret) {
-			t.Errorf("a secret appears in the output of bastion dev")
+		if strings.Contains(dev.output(), secret) {
+			t.Errorf("a secret appears in the output or the log of bastion dev")
 		}
 	}
 }

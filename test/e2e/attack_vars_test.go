@@ -89,7 +89,7 @@ func TestAttack_aTaskRunnerCannotSetAnsibleMagicVariables(t *testing.T) {
 	if strings.Contains(output, marker) || strings.Contains(output, "bastion.db") {
 		t.Errorf("the attack's payload or its result appears in an answer or the output:\n%s", output)
 	}
-	if strings.Contains(d.dev.stdout.String()+d.dev.stderr.String(), marker) {
+	if strings.Contains(d.dev.output(), marker) {
 		t.Error("the attack's payload appears in the manager's log")
 	}
 }

@@ -359,6 +359,7 @@ func TestCanary_secretsOfEveryKindNeverLeaveAfterAFullRun(t *testing.T) {
 		"Kubernetes objects but Secrets": objects.text,
 		"the server's stdout":            dev.stdout.String(),
 		"the server's stderr":            dev.stderr.String(),
+		"the server's log file":          dev.log(),
 		"files of the data dir":          stored,
 		"alerts sent":                    strings.Join(mails, "\n"),
 	}

@@ -644,3 +644,62 @@ func taskField(t *testing.T, kubeconfig, task, jsonpath string) string {
 	out, _ := kubectl(t, kubeconfig, "", "get", "task", task, "-n", "bastion-local", "-o", "jsonpath="+jsonpath)
 	return out
 }
+
+// bastion dev's terminal shows its start-up, then the banner, and after the
+// banner only warnings and errors: the manager's INFO lines (a controller
+// starting, a namespace created) go to the log file in the data dir.
+func TestDev_terminalShowsTheBannerLastAndTheLogFileHasTheRest(t *testing.T) {
+	dataDir := t.TempDir()
+	terminal := &lockedBuffer{} // stdout and stderr, in the order printed
+	dev := startDevWriting(t, dataDir, freePort(t), terminal, terminal)
+	dev.waitReady()
+
+	// Work after the banner that the manager logs at INFO.
+	if out, err := kubectl(t, dev.bannerValue("kubeconfig"), projectYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	eventually(t, 60*time.Second, "the project's namespace in the log file", func() error {
+		if !strings.Contains(dev.log(), "created project namespace") {
+			return fmt.Errorf("not logged yet")
+		}
+		return nil
+	})
+	dev.interrupt()
+	if code := dev.wait(60 * time.Second); code != 0 {
+		t.Fatalf("bastion dev exited %d", code)
+	}
+
+	logLine := regexp.MustCompile(`(?m)^\S+\t(DEBUG|INFO|WARN|ERROR)\t.*$`)
+	for _, line := range logLine.FindAllString(terminal.String(), -1) {
+		if strings.Contains(line, "\tINFO\t") || strings.Contains(line, "\tDEBUG\t") {
+			t.Errorf("the terminal shows a log line below WARN: %s", line)
+		}
+	}
+	log := dev.log()
+	for _, want := range []string{"\tINFO\tStarting workers", "\tINFO\tcreated project namespace"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log file %s lacks %q:\n%s", filepath.Join(dataDir, "bastion.log"), want, tail(log, 20))
+		}
+	}
+	if got := dev.bannerValue("log"); got != filepath.Join(dataDir, "bastion.log") {
+		t.Errorf("the banner names the log %q, want the data dir's bastion.log", got)
+	}
+
+	// Start-up comes before the banner; between the banner and the
+	// shutdown, only warnings and errors.
+	out := terminal.String()
+	startup, rest, found := strings.Cut(out, "\nBastion is running at ")
+	if !found || !strings.Contains(startup, "starting etcd and kube-apiserver") {
+		t.Fatalf("no start-up, then banner, on the terminal:\n%s", out)
+	}
+	_, afterBanner, found := strings.Cut(rest, "Press Ctrl-C to stop.\n")
+	afterBanner, _, stopped := strings.Cut(afterBanner, "shutting down...\n")
+	if !found || !stopped {
+		t.Fatalf("the banner or the shutdown is missing:\n%s", out)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(afterBanner, "\n"), "\n") {
+		if line != "" && !regexp.MustCompile(`^\S+\t(WARN|ERROR)\t`).MatchString(line) {
+			t.Errorf("after the banner, the terminal shows more than warnings and errors: %q\n%s", line, out)
+		}
+	}
+}

@@ -110,7 +110,14 @@ func startDev(t *testing.T, dataDir string, args ...string) *devProcess {
 // startDevOnPort starts `bastion dev` listening on port.
 func startDevOnPort(t *testing.T, dataDir string, port int, args ...string) *devProcess {
 	t.Helper()
-	p := &devProcess{t: t, dataDir: dataDir, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	return startDevWriting(t, dataDir, port, &lockedBuffer{}, &lockedBuffer{}, args...)
+}
+
+// startDevWriting starts `bastion dev` with its stdout and stderr in the
+// buffers given; one buffer for both is the terminal, in the order printed.
+func startDevWriting(t *testing.T, dataDir string, port int, stdout, stderr *lockedBuffer, args ...string) *devProcess {
+	t.Helper()
+	p := &devProcess{t: t, dataDir: dataDir, stdout: stdout, stderr: stderr, done: make(chan struct{})}
 	p.url = fmt.Sprintf("http://127.0.0.1:%d", port)
 	all := append([]string{"dev", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--data-dir", dataDir, "--assets", assetsDir}, args...)
 	p.cmd = exec.Command(bastionBin, all...)
@@ -127,7 +134,7 @@ func startDevOnPort(t *testing.T, dataDir string, port int, args ...string) *dev
 			p.wait(60 * time.Second)
 		}
 		if t.Failed() {
-			t.Logf("bastion dev stdout:\n%s\nstderr (tail):\n%s", p.stdout, tail(p.stderr.String(), 40))
+			t.Logf("bastion dev stdout:\n%s\nstderr (tail):\n%s\nlog (tail):\n%s", p.stdout, tail(p.stderr.String(), 40), tail(p.log(), 40))
 		}
 	})
 	return p
@@ -154,6 +161,17 @@ func (p *devProcess) waitReady() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	p.t.Fatalf("bastion dev not ready after 90s:\n%s", tail(p.stderr.String(), 40))
+}
+
+// log is the manager's log file in the data dir ("" before it exists).
+func (p *devProcess) log() string {
+	data, _ := os.ReadFile(filepath.Join(p.dataDir, "bastion.log"))
+	return string(data)
+}
+
+// output is everything the server wrote: its terminal and its log file.
+func (p *devProcess) output() string {
+	return p.stdout.String() + p.stderr.String() + p.log()
 }
 
 func (p *devProcess) interrupt() { _ = p.cmd.Process.Signal(syscall.SIGINT) }
