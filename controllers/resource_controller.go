@@ -24,10 +24,11 @@ import (
 	"github.com/bastion-dev/bastion/internal/ids"
 )
 
-// ResourceReconciler reconciles one of the kinds that only hold data for
-// tasks (Inventory, Environment, Repository, View, Integration,
-// IntegrationAlias): it gives the object its id and reports in Ready
-// whether every object it refers to exists. The kinds differ only in the
+// ResourceReconciler reconciles one of the kinds whose controller only
+// numbers them and checks what they refer to (Inventory, Environment,
+// Repository, Template, View, Integration, IntegrationAlias): it gives the
+// object its id and reports in Ready whether every object it refers to
+// exists. The kinds differ only in the
 // references they hold, so one implementation serves them all, each
 // registered as its own controller.
 type ResourceReconciler[T readyObject] struct {
@@ -91,9 +92,8 @@ var (
 // objects that wait for it in the cache.
 const referencesField = ".spec.references"
 
-// +kubebuilder:rbac:groups=automation.bastion.dev,resources=inventories;environments;repositories;views;integrations;integrationaliases,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=automation.bastion.dev,resources=inventories/status;environments/status;repositories/status;views/status;integrations/status;integrationaliases/status,verbs=patch
-// +kubebuilder:rbac:groups=automation.bastion.dev,resources=templates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=inventories;environments;repositories;templates;views;integrations;integrationaliases,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=inventories/status;environments/status;repositories/status;templates/status;views/status;integrations/status;integrationaliases/status,verbs=patch
 
 // Reconcile gives the object an id and reports whether its references exist.
 func (r *ResourceReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
@@ -208,8 +208,9 @@ func (r *ResourceReconciler[T]) secretSource(kind RefKind) source.Source {
 	})
 }
 
-// specOrLabelsChanged lets through every event but updates of status only,
-// which this controller writes itself.
+// specOrLabelsChanged lets through creations, deletions and changes of the
+// spec or the labels, and not updates of the status alone, which this
+// controller writes itself (nor of annotations, which it does not read).
 var specOrLabelsChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})
 
 // referencing maps an object of a referenced kind to the objects of this
@@ -264,8 +265,7 @@ func secretMetadata() *metav1.PartialObjectMetadata {
 // reconcilerSetup is a reconciler that registers itself with a manager.
 type reconcilerSetup interface{ SetupWithManager(ctrl.Manager) error }
 
-// resourceReconcilers returns the reconcilers of the kinds that only hold
-// data for tasks, one per kind.
+// resourceReconcilers returns the ResourceReconcilers, one per kind.
 func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretWatches) []reconcilerSetup {
 	return []reconcilerSetup{
 		&ResourceReconciler[*bastionv1.Inventory]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Inventory]{

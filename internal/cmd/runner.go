@@ -17,10 +17,12 @@ import (
 )
 
 // runRunner runs one task from the inputs its launcher laid out (see
-// internal/runspec), printing every output line to stdout so that
-// `kubectl logs` shows it. Its exit code is the program's (1 when the run
-// failed before the program could start). Streaming the lines to the
-// manager is the next step of issue #4.
+// internal/runspec). When the inputs name the manager, every output line,
+// the run's phase, its commit and its exit are streamed there
+// (internal/runproto), and the manager's replies can confirm or stop the
+// run; each line is also printed to stdout, so that `kubectl logs` shows
+// it. Its exit code is the program's (1 when the run failed before the
+// program could start).
 func runRunner(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("runner", stderr)
 	input := fs.String("input", "", "directory with task.json and token")
