@@ -71,9 +71,12 @@ func (r *ScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		return ctrl.Result{}, err
 	}
 
-	// The status is written as every kind's is (writeStatus), from the
-	// copy this reconcile holds when it returns. Once a run is claimed,
-	// that copy is the claimed version (claimRun moves before along).
+	// The status is written as every kind's is (writeStatus), against the
+	// version this reconcile holds when it returns: once a run is claimed,
+	// the claimed one. Should the schedule change during the run, the
+	// outcome (lastTask, lastCommit, Ready) is not written and the next
+	// reconcile starts from the newer version; the claim itself is never
+	// lost, so the run is not repeated.
 	before := schedule.DeepCopy()
 	defer func() { writeStatus(ctx, r.Client, before, schedule, &result, &err) }()
 
