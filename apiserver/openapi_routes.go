@@ -122,7 +122,8 @@ func openAPIOps() []opDoc {
 		op(get, "/user/tokens", "The signed-in user's API tokens").answers(status200, []tokenJSON{}),
 		op(post, "/user/tokens", "Make an API token; the only answer that shows it whole").answers(status201, tokenJSON{}),
 		op(del, "/user/tokens/{token_id}", "Expire an API token").noContent(),
-		op(get, "/users", "List users (admins see every field, others id, username and name)").answers(status200, []userJSON{}),
+		op(get, "/users", "List users").answers(status200, []userBrief{}).
+			note("Admins get every field of User; others id, username and name."),
 		op(post, "/users", "Create a user (admins)").takes(userRequest{}).answers(status201, userJSON{}),
 		op(get, "/users/{user_id}", "Get a user").answers(status200, userJSON{}),
 		op(put, "/users/{user_id}", "Update a user").takes(userRequest{}).noContent(),
