@@ -77,6 +77,7 @@ var matrix = []matrixRow{
 	{"POST", "/api/auth/logout", "", expect{"*": 204}, nil, false},
 	{"GET", "/api/user", "", signedIn(200), nil, false},
 	{"GET", "/api/info", "", expect{"*": 200}, nil, false},
+	{"GET", "/api/openapi.json", "", expect{"*": 200}, nil, false},
 	{"GET", "/api/events/last", "", signedIn(200), nil, false},
 	{"GET", "/api/user/tokens", "", signedIn(200), nil, false},
 	{"POST", "/api/user/tokens", "", signedIn(201), nil, false},

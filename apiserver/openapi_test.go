@@ -2,7 +2,7 @@ package apiserver_test
 
 import (
 	"bytes"
-	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -206,25 +206,37 @@ type answerChecker struct {
 	seen   int
 }
 
-// call makes a request through b and checks its answer against the
-// operation's success response; it returns the answer.
+// call makes a request through b and checks it, and its answer, against
+// the document; it returns the answer.
 func (c *answerChecker) call(method, path string, body any, want int) []byte {
 	c.t.Helper()
 	code, data := c.b.call(method, path, body)
 	if code != want {
 		c.t.Fatalf("%s %s = %d %s, want %d", method, path, code, data, want)
 	}
-	req := httptest.NewRequestWithContext(c.t.Context(), method, "http://bastion.test"+path, nil)
+	var sent []byte
+	if body != nil {
+		sent, _ = json.Marshal(body)
+	}
+	req := httptest.NewRequestWithContext(c.t.Context(), method, "http://bastion.test"+path, bytes.NewReader(sent))
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	route, params, err := c.router.FindRoute(req)
 	if err != nil {
 		c.t.Fatalf("%s %s: not in the document: %v", method, path, err)
+	}
+	request := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	if err := openapi3filter.ValidateRequest(c.t.Context(), request); err != nil {
+		c.t.Errorf("%s %s: the request does not fit the document: %v", method, path, err)
 	}
 	header := http.Header{}
 	if len(data) > 0 {
 		header.Set("Content-Type", "application/json; charset=utf-8")
 	}
-	err = openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+	err = openapi3filter.ValidateResponse(c.t.Context(), &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: request,
 		Status:                 code, Header: header, Body: io.NopCloser(bytes.NewReader(data)),
 		Options: &openapi3filter.Options{IncludeResponseStatus: true},
 	})
@@ -235,7 +247,7 @@ func (c *answerChecker) call(method, path string, body any, want int) []byte {
 	return data
 }
 
-// Real answers of a project's life fit the schemas the document reflects
+// Real requests and answers of a project's life fit the schemas the document reflects
 // from the Go types: required fields are there, nullable ones may be null.
 func TestOpenAPI_realAnswersFitTheDocument(t *testing.T) {
 	e := startEnv(t)
