@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -245,7 +246,7 @@ func (op opDoc) operation(method, path string, sc *schemas) *operation {
 		Security:    op.auth.requirement(),
 	}
 	for _, m := range paramRegexp.FindAllStringSubmatch(path, -1) {
-		o.Parameters = append(o.Parameters, pathParameter(m[1]))
+		o.Parameters = append(o.Parameters, pathParameter(m[1], slices.Contains(op.textIDs, m[1])))
 	}
 	for _, q := range op.query {
 		o.Parameters = append(o.Parameters, parameter{Name: q.name, In: "query", Description: q.description,
@@ -273,10 +274,11 @@ func jsonContent(s *schema) map[string]mediaType {
 	return map[string]mediaType{"application/json": {Schema: s}}
 }
 
-// pathParameter: ids are integers (the /api's ids), other names strings.
-func pathParameter(name string) parameter {
+// pathParameter: ids are integers (the /api's ids) unless the table says
+// otherwise; other names are strings.
+func pathParameter(name string, textID bool) parameter {
 	p := parameter{Name: name, In: "path", Required: true, Schema: &schema{Type: "string"}}
-	if name == "id" || strings.HasSuffix(name, "_id") {
+	if !textID && (name == "id" || strings.HasSuffix(name, "_id")) {
 		p.Schema = &schema{Type: "integer", Format: "int64"}
 	}
 	if name == "id" {

@@ -65,6 +65,8 @@ type opDoc struct {
 	response any
 	text     bool
 	query    []queryParam
+	// textIDs are path parameters named like ids that are not numbers.
+	textIDs []string
 }
 
 type queryParam struct {
@@ -85,6 +87,7 @@ func (o opDoc) note(description string) opDoc   { o.description = description; r
 func (o opDoc) withQuery(q ...queryParam) opDoc { o.query = q; return o }
 func (o opDoc) noContent() opDoc                { o.status = http.StatusNoContent; return o }
 func (o opDoc) redirects() opDoc                { o.status = http.StatusFound; return o }
+func (o opDoc) textID(name string) opDoc        { o.textIDs = append(o.textIDs, name); return o }
 func (o opDoc) key() string                     { return o.method + " " + o.path }
 
 const (
@@ -121,7 +124,7 @@ func openAPIOps() []opDoc {
 		op(get, "/auth/oidc/{provider}/link", "Link the signed-in user to a single sign-on provider").redirects(),
 		op(get, "/user/tokens", "The signed-in user's API tokens").answers(status200, []tokenJSON{}),
 		op(post, "/user/tokens", "Make an API token; the only answer that shows it whole").answers(status201, tokenJSON{}),
-		op(del, "/user/tokens/{token_id}", "Expire an API token").noContent(),
+		op(del, "/user/tokens/{token_id}", "Expire an API token").textID("token_id").noContent(),
 		op(get, "/users", "List users").answers(status200, []userBrief{}).
 			note("Admins get every field of User; others id, username and name."),
 		op(post, "/users", "Create a user (admins)").takes(userRequest{}).answers(status201, userJSON{}),
@@ -203,9 +206,9 @@ func integrationExtraDocs() []opDoc {
 func itemDocs(base, noun string, request, answer any) []opDoc {
 	return []opDoc{
 		op(get, base, "The integration's "+noun+"s").answers(status200, sliceOf(answer)),
-		op(post, base, "Add a "+noun).takes(request).answers(status201, answer),
-		op(put, base+"/{item_id}", "Replace a "+noun).takes(request).noContent(),
-		op(del, base+"/{item_id}", "Remove a "+noun).noContent(),
+		op(post, base, "Add "+article(noun)).takes(request).answers(status201, answer),
+		op(put, base+"/{item_id}", "Replace "+article(noun)).takes(request).noContent(),
+		op(del, base+"/{item_id}", "Remove "+article(noun)).noContent(),
 	}
 }
 
@@ -276,9 +279,10 @@ func resourceDocs(k resourceDoc) []opDoc {
 		create,
 		op(get, one, "Get "+article(k.singular)).answers(status200, k.answer),
 		op(put, one, "Update "+article(k.singular)).takes(request).noContent(),
-		op(del, one, "Delete "+article(k.singular)+" (refused while anything refers to it)").noContent(),
+		op(del, one, "Delete "+article(k.singular)).noContent(),
 	}
 	if k.refs != nil {
+		ops[4] = ops[4].note("Refused (400, inUse) while anything refers to it.")
 		ops = append(ops, op(get, one+"/refs", "What refers to the "+k.singular).answers(status200, k.refs))
 	}
 	return ops
