@@ -208,7 +208,7 @@ func buildOpenAPI(r chi.Routes, version string) *openAPIDoc {
 			doc.undocumented = append(doc.undocumented, rt.method+" "+path+" (method OpenAPI cannot name)")
 			continue
 		}
-		*slot = op.operation(rt.method, path, sc)
+		*slot = op.render(rt.method, path, sc)
 		tags[(*slot).Tags[0]] = true
 	}
 	for tag := range tags {
@@ -220,23 +220,27 @@ func buildOpenAPI(r chi.Routes, version string) *openAPIDoc {
 }
 
 // openAPIProblems says what is wrong between the tree of r and
-// openAPIOps: routes without metadata, and metadata of no route. Only the
-// full tree (every option on) has every route; the tests check that one.
+// openAPIOps: routes without metadata, metadata of no route, and entries
+// without a summary or an answer. Only the full tree (every option on)
+// has every route; the tests check that one.
 func openAPIProblems(r chi.Routes) []string {
 	doc := buildOpenAPI(r, "")
 	problems := append([]string(nil), doc.undocumented...)
-	for key := range openAPIOpsByKey() {
+	for key, op := range openAPIOpsByKey() {
 		method, path, _ := strings.Cut(key, " ")
 		if item := doc.Paths[path]; item == nil || item.slot(method) == nil || *item.slot(method) == nil {
 			problems = append(problems, key+" is documented but not routed")
+		}
+		if op.summary == "" || (op.status == 0 && op.response == nil && !op.text) {
+			problems = append(problems, key+" needs a summary and its answer (status or type)")
 		}
 	}
 	sort.Strings(problems)
 	return problems
 }
 
-// operation is the document's operation for op at method and path.
-func (op opDoc) operation(method, path string, sc *schemas) *operation {
+// render is the document's operation for op at method and path.
+func (op opDoc) render(method, path string, sc *schemas) *operation {
 	o := &operation{
 		OperationID: operationID(method, path),
 		Summary:     op.summary,
