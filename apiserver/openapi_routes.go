@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -30,6 +31,11 @@ const (
 	// secret (token, HMAC or basic auth) in the handler.
 	webhookSecret
 )
+
+// webhookAuth is what a webhook's operation says of its authentication,
+// which OpenAPI's schemes cannot name.
+const webhookAuth = "Authenticated by the integration's own secret (a token, an HMAC signature or " +
+	"basic auth, as the integration says), not by a session. "
 
 var securitySchemes = map[string]*securityScheme{
 	"session": {Type: "apiKey", In: "cookie", Name: sessionCookie,
@@ -95,8 +101,10 @@ const (
 	status200, status201 = http.StatusOK, http.StatusCreated
 )
 
+const webhookAnswers = "204 when tasks started; 200 with {\"message\"} saying why when none did."
+
 var taskListQuery = []queryParam{
-	{"limit", "how many of the newest tasks (default: all)", 0},
+	{"limit", fmt.Sprintf("how many of the newest tasks, 1 to %d (the default)", taskListLimit), 0},
 	{"status", "only tasks of this status (success: the builds a deploy can deploy)", ""},
 }
 
@@ -113,9 +121,9 @@ func openAPIOps() []opDoc {
 		op(get, "/auth/oidc/{provider}/login", "Start single sign-on with a provider").as(public).redirects(),
 		op(get, "/auth/oidc/{provider}/redirect", "The provider's callback; signs in and redirects to the console").as(public).redirects(),
 		op(get, "/integrations/{alias}", "Incoming webhook of an integration alias").as(webhookSecret).noContent().
-			note("204 when tasks started; 200 with {\"message\"} when none did."),
+			note(webhookAuth + webhookAnswers),
 		op(post, "/integrations/{alias}", "Incoming webhook of an integration alias").as(webhookSecret).
-			takes(map[string]any{}).noContent().note("204 when tasks started; 200 with {\"message\"} when none did."),
+			takes(map[string]any{}).noContent().note(webhookAuth + webhookAnswers),
 		op(post, "/runner/tasks/{namespace}/{name}/events", "A runner reports output lines and its phase").
 			as(runnerToken).takes(runproto.Batch{}).answers(status200, runproto.Reply{}),
 
@@ -179,7 +187,7 @@ func openAPIOps() []opDoc {
 		op(post, "/project/{id}/tasks/{task_id}/confirm", "Confirm a task waiting for confirmation").noContent(),
 		op(post, "/project/{id}/tasks/{task_id}/stop", "Stop a task (force: at once)").mayTake(stopRequest{}).noContent(),
 		op(get, "/project/{id}/tasks/{task_id}/output", "The task's output lines").
-			withQuery(queryParam{"offset", "lines to skip", 0}, queryParam{"limit", "lines to answer at most", 0}).
+			withQuery(queryParam{"offset", "lines to skip", 0}, queryParam{"limit", fmt.Sprintf("lines to answer at most, 1 to %d (default: all)", maxOutputPage), 0}).
 			answers(status200, []outputJSON{}),
 		op(get, "/project/{id}/tasks/{task_id}/raw", "The task's output as plain text").text200(),
 	}
