@@ -198,7 +198,8 @@ func TestOpenAPI_aRouteWithoutDocumentationFails(t *testing.T) {
 	}
 }
 
-// answerChecker checks real answers against the document's schemas.
+// answerChecker sends real requests as b, and checks each request and
+// its answer against the document.
 type answerChecker struct {
 	t      *testing.T
 	router routers.Router
@@ -206,39 +207,52 @@ type answerChecker struct {
 	seen   int
 }
 
-// call makes a request through b and checks it, and its answer, against
-// the document; it returns the answer.
+// call sends body (JSON) to path, insists on the status, checks both
+// ways against the document and returns the answer.
 func (c *answerChecker) call(method, path string, body any, want int) []byte {
 	c.t.Helper()
-	code, data := c.b.call(method, path, body)
-	if code != want {
-		c.t.Fatalf("%s %s = %d %s, want %d", method, path, code, data, want)
-	}
 	var sent []byte
 	if body != nil {
 		sent, _ = json.Marshal(body)
 	}
-	req := httptest.NewRequestWithContext(c.t.Context(), method, "http://bastion.test"+path, bytes.NewReader(sent))
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	request := func(base string) *http.Request {
+		req, err := http.NewRequestWithContext(c.t.Context(), method, base+path, bytes.NewReader(sent))
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		return req
 	}
+	real := request(c.b.base)
+	for k, v := range c.b.header {
+		real.Header[k] = v
+	}
+	resp, err := c.b.c.Do(real)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != want {
+		c.t.Fatalf("%s %s = %d %s (%v), want %d", method, path, resp.StatusCode, data, err, want)
+	}
+
+	// The same request against the document, at its server's address.
+	req := request("http://bastion.test")
 	route, params, err := c.router.FindRoute(req)
 	if err != nil {
 		c.t.Fatalf("%s %s: not in the document: %v", method, path, err)
 	}
-	request := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+	input := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
 		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
-	if err := openapi3filter.ValidateRequest(c.t.Context(), request); err != nil {
+	if err := openapi3filter.ValidateRequest(c.t.Context(), input); err != nil {
 		c.t.Errorf("%s %s: the request does not fit the document: %v", method, path, err)
 	}
-	header := http.Header{}
-	if len(data) > 0 {
-		header.Set("Content-Type", "application/json; charset=utf-8")
-	}
 	err = openapi3filter.ValidateResponse(c.t.Context(), &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: request,
-		Status:                 code, Header: header, Body: io.NopCloser(bytes.NewReader(data)),
-		Options: &openapi3filter.Options{IncludeResponseStatus: true},
+		RequestValidationInput: input, Status: resp.StatusCode, Header: resp.Header,
+		Body: io.NopCloser(bytes.NewReader(data)), Options: &openapi3filter.Options{IncludeResponseStatus: true},
 	})
 	if err != nil {
 		c.t.Errorf("%s %s: the answer does not fit the document: %v\n%.600s", method, path, err, data)
@@ -266,7 +280,9 @@ func TestOpenAPI_realAnswersFitTheDocument(t *testing.T) {
 	p := newTplProject(t, e)
 	c := &answerChecker{t: t, router: router, b: p.b}
 
+	c.call("GET", "/api/ping", nil, http.StatusOK)
 	c.call("GET", "/api/info", nil, http.StatusOK)
+	c.call("GET", "/api/auth/login", nil, http.StatusOK)
 	c.call("GET", "/api/user", nil, http.StatusOK)
 	c.call("GET", "/api/projects", nil, http.StatusOK)
 	c.call("GET", "/api/apps", nil, http.StatusOK)
@@ -286,6 +302,19 @@ func TestOpenAPI_realAnswersFitTheDocument(t *testing.T) {
 	c.call("GET", p.path("/inventory/%d", p.inv.id), nil, http.StatusOK)
 	c.call("GET", p.path("/environment/%d", p.env.id), nil, http.StatusOK)
 	c.call("GET", p.path("/views/%d", p.view.id), nil, http.StatusOK)
+	c.call("POST", p.path("/keys"), map[string]any{"name": "k", "type": "none"}, http.StatusNoContent)
+	c.call("POST", p.path("/repositories"), map[string]any{"name": "r", "git_url": "https://git.example/r.git",
+		"git_branch": "main", "ssh_key_id": p.key.id}, http.StatusNoContent)
+	c.call("POST", p.path("/inventory"), map[string]any{"name": "i", "type": "static", "inventory": "web1",
+		"ssh_key_id": p.key.id}, http.StatusCreated)
+	c.call("POST", p.path("/environment"), map[string]any{"name": "e", "json": "{}", "env": "{}"}, http.StatusNoContent)
+	var view struct {
+		ID int64 `json:"id"`
+	}
+	decodeInto(t, c.call("POST", p.path("/views"), map[string]any{"title": "New"}, http.StatusCreated), &view)
+	c.call("PUT", p.path("/views/%d", view.ID), map[string]any{"id": view.ID, "title": "Renamed", "position": 1}, http.StatusNoContent)
+	c.call("POST", p.path("/views/positions"), map[string]any{itoa(view.ID): 0}, http.StatusNoContent)
+	c.call("DELETE", p.path("/views/%d", view.ID), nil, http.StatusNoContent)
 
 	var tpl struct {
 		ID int64 `json:"id"`
@@ -293,6 +322,8 @@ func TestOpenAPI_realAnswersFitTheDocument(t *testing.T) {
 	decodeInto(t, c.call("POST", p.path("/templates"), p.templateBody("Deploy", nil), http.StatusCreated), &tpl)
 	c.call("GET", p.path("/templates/%d", tpl.ID), nil, http.StatusOK)
 	c.call("GET", p.path("/templates/%d/refs", tpl.ID), nil, http.StatusOK)
+	c.call("PUT", p.path("/templates/%d", tpl.ID), p.templateBody("Deploy", func(m map[string]any) { m["id"] = tpl.ID }),
+		http.StatusNoContent)
 	c.call("GET", p.path("/views/%d/templates", p.view.id), nil, http.StatusOK)
 	var sch struct {
 		ID int64 `json:"id"`
@@ -302,6 +333,9 @@ func TestOpenAPI_realAnswersFitTheDocument(t *testing.T) {
 	c.call("GET", p.path("/schedules/%d", sch.ID), nil, http.StatusOK)
 	c.call("GET", p.path("/schedules"), nil, http.StatusOK)
 	c.call("GET", p.path("/templates/%d/schedules", tpl.ID), nil, http.StatusOK)
+	c.call("POST", p.path("/schedules/validate"), map[string]any{"cron_format": "0 3 * * *"}, http.StatusOK)
+	c.call("PUT", p.path("/schedules/%d/active", sch.ID), map[string]any{"active": false}, http.StatusNoContent)
+	c.call("DELETE", p.path("/schedules/%d", sch.ID), nil, http.StatusNoContent)
 	var integration struct {
 		ID int64 `json:"id"`
 	}
@@ -314,6 +348,11 @@ func TestOpenAPI_realAnswersFitTheDocument(t *testing.T) {
 	c.call("POST", p.path("/integrations/%d/matchers", integration.ID), map[string]any{"name": "on main", "match_type": "body",
 		"method": "equals", "body_data_type": "json", "key": "ref", "value": "refs/heads/main"}, http.StatusCreated)
 	c.call("GET", p.path("/integrations/%d/matchers", integration.ID), nil, http.StatusOK)
+	c.call("POST", p.path("/integrations/%d/values", integration.ID), map[string]any{"name": "ref", "value_source": "body",
+		"body_data_type": "json", "key": "ref", "variable": "REF"}, http.StatusCreated)
+	c.call("GET", p.path("/integrations/%d/values", integration.ID), nil, http.StatusOK)
+	c.call("POST", p.path("/integrations/aliases"), nil, http.StatusCreated)
+	c.call("GET", p.path("/integrations/aliases"), nil, http.StatusOK)
 
 	var task struct {
 		ID int64 `json:"id"`
@@ -323,9 +362,12 @@ func TestOpenAPI_realAnswersFitTheDocument(t *testing.T) {
 	c.call("GET", p.path("/tasks"), nil, http.StatusOK)
 	c.call("GET", p.path("/templates/%d/tasks", tpl.ID), nil, http.StatusOK)
 	c.call("GET", p.path("/tasks/%d/output", task.ID), nil, http.StatusOK)
+	c.call("GET", p.path("/tasks/%d/raw", task.ID), nil, http.StatusOK)
+	c.call("GET", p.path("/templates/%d/tasks/last", tpl.ID), nil, http.StatusOK)
+	c.call("GET", p.path("/tasks/last"), nil, http.StatusOK)
 	c.call("GET", p.path("/backup"), nil, http.StatusOK)
 	c.call("GET", p.path("/events/last"), nil, http.StatusOK)
-	if c.seen < 40 {
+	if c.seen < 65 {
 		t.Errorf("checked %d answers", c.seen)
 	}
 }
