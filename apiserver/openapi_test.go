@@ -225,11 +225,11 @@ func (c *answerChecker) call(method, path string, body any, want int) []byte {
 		}
 		return req
 	}
-	real := request(c.b.base)
+	live := request(c.b.base)
 	for k, v := range c.b.header {
-		real.Header[k] = v
+		live.Header[k] = v
 	}
-	resp, err := c.b.c.Do(real)
+	resp, err := c.b.c.Do(live)
 	if err != nil {
 		c.t.Fatal(err)
 	}
