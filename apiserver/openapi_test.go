@@ -112,6 +112,26 @@ func checkOperation(t *testing.T, name string, o *openapi3.Operation) {
 	}
 }
 
+// A server without sign-in serves the routes it has, and documents those
+// alone: the document is the tree's, not a fixed list.
+func TestOpenAPI_followsTheTreeOfAServerWithoutSignIn(t *testing.T) {
+	h := apiserver.New(apiserver.Options{Version: "bare"})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/openapi.json", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /api/openapi.json = %d %s", rec.Code, rec.Body)
+	}
+	doc := loadOpenAPI(t, rec.Body.Bytes())
+	var paths []string
+	for path := range doc.Paths.Map() {
+		paths = append(paths, path)
+	}
+	slices.Sort(paths)
+	if want := []string{"/info", "/openapi.json", "/ping"}; !slices.Equal(paths, want) || doc.Info.Version != "bare" {
+		t.Errorf("paths %v (version %s), want %v", paths, doc.Info.Version, want)
+	}
+}
+
 var pathParam = regexp.MustCompile(`\{[^}]+\}`)
 
 // concrete fills a path's parameters with sample values.
