@@ -79,6 +79,7 @@ var matrix = []matrixRow{
 	{"GET", "/api/user/", "", signedIn(200), nil, false},
 	{"GET", "/api/info", "", expect{"*": 200}, nil, false},
 	{"GET", "/api/events", "", signedIn(200), nil, false},
+	{"GET", "/api/openapi.json", "", expect{"*": 200}, nil, false},
 	{"GET", "/api/events/last", "", signedIn(200), nil, false},
 	{"GET", "/api/user/tokens", "", signedIn(200), nil, false},
 	{"POST", "/api/user/tokens", "", signedIn(201), nil, false},

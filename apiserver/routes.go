@@ -19,6 +19,8 @@ func (s *Server) apiRoutes() chi.Router {
 	// Anyone.
 	r.Get("/ping", s.ping)
 	r.Get("/info", s.info)
+	// The OpenAPI document of this tree (openapi.go), walked at first call.
+	r.Method(http.MethodGet, "/openapi.json", &openAPIHandler{routes: r, version: s.opts.Version})
 
 	if s.opts.Client != nil && s.opts.Reader != nil && s.opts.Store != nil {
 		// Runners authenticate with their task's token, not a session:

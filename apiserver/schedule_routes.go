@@ -110,12 +110,20 @@ func (s *Server) scheduleSpec(ctx context.Context, a *projectAccess, req schedul
 	return spec, nil
 }
 
+// cronRequest is the body of POST /schedules/validate.
+type cronRequest struct {
+	CronFormat string `json:"cron_format"`
+}
+
+// activeRequest is the body of PUT /schedules/{id}/active.
+type activeRequest struct {
+	Active *bool `json:"active"`
+}
+
 // validateCron serves POST /schedules/validate: 200 with an empty body when
 // the cron format parses, else 400 with the parser's "Cron: ..." message.
 func (s *Server) validateCron(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		CronFormat string `json:"cron_format"`
-	}
+	var req cronRequest
 	if !decode(w, r, &req) {
 		return
 	}
@@ -193,9 +201,7 @@ func (s *Server) updateSchedule(w http.ResponseWriter, r *http.Request) {
 
 // setScheduleActive serves PUT /schedules/{id}/active {active}.
 func (s *Server) setScheduleActive(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Active *bool `json:"active"`
-	}
+	var req activeRequest
 	if !decode(w, r, &req) {
 		return
 	}
