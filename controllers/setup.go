@@ -19,6 +19,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 	"github.com/bastion-dev/bastion/internal/nsaccess"
 	"github.com/bastion-dev/bastion/internal/store"
 )
@@ -154,6 +155,9 @@ func setupIDs(mgr ctrl.Manager, opts Options) (*ids.Allocator, error) {
 		&bastionv1.Repository{}, &bastionv1.View{}, &bastionv1.Integration{},
 		&bastionv1.IntegrationAlias{})
 	if err != nil {
+		return nil, err
+	}
+	if err := kinds.IndexReferences(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return nil, err
 	}
 	// On a cluster the install creates the manager's namespace; a manager run
