@@ -97,6 +97,8 @@ type Descriptor interface {
 	NewObjectList() client.ObjectList
 	DisplayOf(client.Object) string
 	ReferencesOf(client.Object) []Reference
+	// ConditionsOf is the object's conditions; nil for a kind without.
+	ConditionsOf(client.Object) *[]metav1.Condition
 	Targets() []Target
 	AsTarget() Target
 }
@@ -116,6 +118,16 @@ func (k Kind[T]) ReferencesOf(obj client.Object) []Reference {
 		return nil
 	}
 	return k.References(typed)
+}
+
+// ConditionsOf is Conditions for an object of the kind; nil for an
+// object of another type or a kind without conditions.
+func (k Kind[T]) ConditionsOf(obj client.Object) *[]metav1.Condition {
+	typed, ok := obj.(T)
+	if !ok || k.Conditions == nil {
+		return nil
+	}
+	return k.Conditions(typed)
 }
 
 // RefersTo reports the references of obj to the object called name of

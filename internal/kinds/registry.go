@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"reflect"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -132,6 +133,16 @@ var (
 // that refer to them (the order a restore creates them in).
 func All() []Descriptor {
 	return []Descriptor{Key, Repository, Inventory, Environment, View, Template, Schedule, Integration, IntegrationAlias}
+}
+
+// For is the descriptor of obj's kind, or nil when it has none.
+func For(obj client.Object) Descriptor {
+	for _, kind := range All() {
+		if reflect.TypeOf(kind.NewObject()) == reflect.TypeOf(obj) {
+			return kind
+		}
+	}
+	return nil
 }
 
 // NotProjectResources are the CRD kinds that have no descriptor, and why.
