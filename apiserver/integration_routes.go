@@ -16,8 +16,10 @@ import (
 	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
-// integrationJSON is an integration, an incoming webhook (api-contract.md).
-// template_id and auth_secret_id are null when unset.
+// integrationJSON is an integration, an incoming webhook (api-contract.md),
+// in answers and requests (a request's project_id is the URL's). Matchers
+// and extracted values have routes of their own. template_id and
+// auth_secret_id are null when unset.
 type integrationJSON struct {
 	ID           int64           `json:"id"`
 	Name         string          `json:"name"`
@@ -53,12 +55,12 @@ func (s *Server) toIntegrationJSON(r *http.Request, in *bastionv1.Integration) (
 // integration as its template (issue #19). Aliases are credentials (whoever
 // holds one starts tasks), so even reading them needs updateProject. An
 // integration's aliases go with it (its controller deletes them).
-var integrationResource = &resource[*bastionv1.Integration, integrationRequest, integrationJSON]{
+var integrationResource = &resource[*bastionv1.Integration, integrationJSON, integrationJSON]{
 	kind: kinds.Integration, path: "/integrations", param: "integration_id",
 	writers: require(permUpdateProject),
 	order:   byID[*bastionv1.Integration],
 	toJSON:  (*Server).toIntegrationJSON, answerCreated: true,
-	build: func(s *Server, r *http.Request, req *integrationRequest, _ *bastionv1.Integration) (func(*bastionv1.Integration) error, error) {
+	build: func(s *Server, r *http.Request, req *integrationJSON, _ *bastionv1.Integration) (func(*bastionv1.Integration) error, error) {
 		spec, err := s.integrationSpec(r.Context(), projectOf(r), *req)
 		return func(in *bastionv1.Integration) error {
 			// Matchers and values have routes of their own.
@@ -84,22 +86,9 @@ var integrationResource = &resource[*bastionv1.Integration, integrationRequest, 
 	},
 }
 
-// integrationRequest is the body of POST /integrations and PUT
-// /integrations/{integration_id}.
-type integrationRequest struct {
-	ID           int64           `json:"id"`
-	Name         string          `json:"name"`
-	TemplateID   *int64          `json:"template_id"`
-	AuthMethod   string          `json:"auth_method"`
-	AuthSecretID *int64          `json:"auth_secret_id"`
-	AuthHeader   string          `json:"auth_header"`
-	Searchable   bool            `json:"searchable"`
-	TaskParams   json.RawMessage `json:"task_params"`
-}
-
 // integrationSpec validates the request by spec §5 and maps its ids to
 // references. Matchers and extracted values have their own routes.
-func (s *Server) integrationSpec(ctx context.Context, a *projectAccess, req integrationRequest) (bastionv1.IntegrationSpec, error) {
+func (s *Server) integrationSpec(ctx context.Context, a *projectAccess, req integrationJSON) (bastionv1.IntegrationSpec, error) {
 	spec := bastionv1.IntegrationSpec{
 		DisplayName: strings.TrimSpace(req.Name), AuthMethod: bastionv1.IntegrationAuthMethod(req.AuthMethod),
 		AuthHeader: strings.TrimSpace(req.AuthHeader), Searchable: req.Searchable,

@@ -44,24 +44,24 @@ var inventoryTypes = map[bastionv1.InventoryType]bool{
 // the repository once resolved (the CRD's rule, in the CRD's words). The
 // runner still resolves symbolic links inside the checkout itself.
 func inventoryPath(path string) error {
-	if strings.TrimSpace(path) == "" {
-		return badRequest("Path to Inventory file is required")
-	}
-	if !insideRepository(path) {
-		return badRequest("the inventory file must be a relative path inside the repository")
-	}
-	return nil
+	return repositoryPath(path, "Path to Inventory file is required", "the inventory file")
 }
 
 // playbookPath checks a template's or a task's playbook the same way: the
 // runner refuses a path out of the checkout too, but only once the task
 // runs, and the API can say so at once.
 func playbookPath(path string) error {
+	return repositoryPath(path, "Playbook filename is required", "the playbook")
+}
+
+// repositoryPath refuses an empty path with required, and one outside the
+// repository saying what (the file) must be inside it.
+func repositoryPath(path, required, what string) error {
 	if strings.TrimSpace(path) == "" {
-		return badRequest("Playbook filename is required")
+		return badRequest(required)
 	}
 	if !insideRepository(path) {
-		return badRequest("the playbook must be a relative path inside the repository")
+		return badRequest(what + " must be a relative path inside the repository")
 	}
 	return nil
 }

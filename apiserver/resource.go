@@ -127,11 +127,7 @@ func (d *resource[T, Q, A]) serveList(s *Server) http.HandlerFunc {
 			return
 		}
 		out, err := render()
-		if err != nil {
-			failErr(w, r, err)
-			return
-		}
-		respond(w, http.StatusOK, out)
+		answer(w, r, http.StatusOK, out, err)
 	}
 }
 
@@ -182,22 +178,14 @@ func byID[T client.Object](a, b T) int { return cmp.Compare(idOf(a), idOf(b)) }
 func (d *resource[T, Q, A]) serveGet(s *Server) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		out, err := d.toJSON(s, r, d.entity(r))
-		if err != nil {
-			failErr(w, r, err)
-			return
-		}
-		respond(w, http.StatusOK, out)
+		answer(w, r, http.StatusOK, out, err)
 	}
 }
 
 func (d *resource[T, Q, A]) serveRefs(s *Server) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		out, err := d.refs(s, r, d.entity(r))
-		if err != nil {
-			failErr(w, r, err)
-			return
-		}
-		respond(w, http.StatusOK, out)
+		answer(w, r, http.StatusOK, out, err)
 	}
 }
 
@@ -231,12 +219,17 @@ func (d *resource[T, Q, A]) serveCreate(s *Server) http.HandlerFunc {
 			return
 		}
 		out, err := d.toJSON(s, r, obj)
-		if err != nil {
-			failErr(w, r, err)
-			return
-		}
-		respond(w, http.StatusCreated, out)
+		answer(w, r, http.StatusCreated, out, err)
 	}
+}
+
+// answer responds v with status, or the error err.
+func answer(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
+	if err != nil {
+		failErr(w, r, err)
+		return
+	}
+	respond(w, status, v)
 }
 
 // createObject is the default create: build on a new object, which gets
