@@ -72,6 +72,7 @@ var integrationResource = &resource[*bastionv1.Integration, integrationJSON, int
 	refs: func(_ *Server, _ *http.Request, in *bastionv1.Integration) (any, error) {
 		return integrationRefs(in), nil
 	},
+	refsSample: integrationRefsJSON{},
 	extend: func(s *Server, integrations, integration chi.Router, owners func(http.Handler) http.Handler) {
 		aliases := func(r chi.Router) {
 			r.Use(owners)

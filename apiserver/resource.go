@@ -35,8 +35,11 @@ type resource[T client.Object, Q, A any] struct {
 
 	// toJSON renders an object in answers.
 	toJSON func(s *Server, r *http.Request, obj T) (A, error)
-	// listItem renders an object in the list, when that differs from toJSON.
-	listItem func(s *Server, r *http.Request, obj T) (any, error)
+	// listItem renders an object in the list, when that differs from
+	// toJSON; listSample is a value of what it renders (for the API's
+	// description).
+	listItem   func(s *Server, r *http.Request, obj T) (any, error)
+	listSample any
 	// listAll, when set, renders the whole list at once (templates: one
 	// pass over the project's tasks for every template's last task).
 	listAll func(s *Server, r *http.Request) (any, error)
@@ -56,7 +59,9 @@ type resource[T client.Object, Q, A any] struct {
 	answerCreated bool
 
 	// refs answers GET …/{id}/refs; nil: the kind has no such route.
-	refs func(s *Server, r *http.Request, obj T) (any, error)
+	// refsSample is a value of its answer when that is not a refsJSON.
+	refs       func(s *Server, r *http.Request, obj T) (any, error)
+	refsSample any
 	// afterWrite runs after every create, update and delete.
 	afterWrite func(s *Server, r *http.Request)
 	// afterDelete runs once the object is gone.
@@ -71,9 +76,23 @@ type resource[T client.Object, Q, A any] struct {
 type resourceRoutes interface {
 	mountPath() string
 	routes(s *Server) chi.Router
-	// jsonTypes are the request body's and the answer's Go types.
-	jsonTypes() (request, answer reflect.Type)
+	// jsonTypes are the Go types of its JSON, for the OpenAPI document.
+	jsonTypes() resourceJSONTypes
 	kindName() string
+}
+
+// resourceJSONTypes are the Go types of a resource's JSON.
+type resourceJSONTypes struct {
+	// Param is the path parameter of one object ("inventory_id").
+	Param string
+	// Request is the body of POST and PUT; Answer the object in GET and,
+	// when Created is 201, in POST's answer (else POST answers 204).
+	Request, Answer reflect.Type
+	Created         int
+	// ListItem is an item of GET's list.
+	ListItem reflect.Type
+	// Refs is GET …/{id}/refs's answer; nil when there is no such route.
+	Refs reflect.Type
 }
 
 // projectResources are the resources under /project/{project_id}.
@@ -84,8 +103,22 @@ func projectResources() []resourceRoutes {
 
 func (d *resource[T, Q, A]) mountPath() string { return d.path }
 func (d *resource[T, Q, A]) kindName() string  { return d.kind.Name }
-func (d *resource[T, Q, A]) jsonTypes() (reflect.Type, reflect.Type) {
-	return reflect.TypeFor[Q](), reflect.TypeFor[A]()
+func (d *resource[T, Q, A]) jsonTypes() resourceJSONTypes {
+	out := resourceJSONTypes{Param: d.param, Request: reflect.TypeFor[Q](), Answer: reflect.TypeFor[A](),
+		Created: http.StatusNoContent, ListItem: reflect.TypeFor[A]()}
+	if d.answerCreated {
+		out.Created = http.StatusCreated
+	}
+	if d.listSample != nil {
+		out.ListItem = reflect.TypeOf(d.listSample)
+	}
+	if d.refs != nil {
+		out.Refs = reflect.TypeFor[refsJSON]()
+		if d.refsSample != nil {
+			out.Refs = reflect.TypeOf(d.refsSample)
+		}
+	}
+	return out
 }
 
 func (d *resource[T, Q, A]) routes(s *Server) chi.Router {
@@ -282,7 +315,7 @@ func (d *resource[T, Q, A]) updateObject(s *Server, r *http.Request, req *Q, obj
 
 // requestID is the id a request body names (every request type has its
 // object's id as ID; api-contract.md: 400 when it is not the URL's).
-func requestID[Q any](req *Q) int64 {
+func requestID(req any) int64 {
 	v := reflect.ValueOf(req).Elem()
 	if v.Kind() != reflect.Struct {
 		return 0
@@ -339,6 +372,15 @@ type refsJSON struct {
 	Integrations []refItem `json:"integrations"`
 }
 
+// buckets are refsJSON's lists by the kind of object they list.
+func (refs *refsJSON) buckets() map[string]*[]refItem {
+	return map[string]*[]refItem{
+		kinds.Template.Name: &refs.Templates, kinds.Inventory.Name: &refs.Inventories,
+		kinds.Repository.Name: &refs.Repositories, kinds.Schedule.Name: &refs.Schedules,
+		kinds.Integration.Name: &refs.Integrations,
+	}
+}
+
 // referencesTo lists the objects of the project that refer to the object
 // of target called name, from the reference index, and whether any of
 // them forbids its deletion (kinds.Needs). A schedule is its template's
@@ -349,11 +391,7 @@ func (s *Server) referencesTo(ctx context.Context, ns string, target kinds.Targe
 	if err != nil {
 		return out, false, err
 	}
-	buckets := map[string]*[]refItem{
-		kinds.Template.Name: &out.Templates, kinds.Inventory.Name: &out.Inventories,
-		kinds.Repository.Name: &out.Repositories, kinds.Schedule.Name: &out.Schedules,
-		kinds.Integration.Name: &out.Integrations,
-	}
+	buckets := out.buckets()
 	blocking := false
 	for _, ref := range referrers {
 		blocking = blocking || ref.Blocks()

@@ -64,6 +64,7 @@ var scheduleResource = &resource[*bastionv1.Schedule, scheduleRequest, scheduleJ
 		item, template := s.toScheduleJSON(r.Context(), projectOf(r), sch)
 		return scheduleListItem{scheduleJSON: item, TplName: template.Spec.DisplayName}, nil
 	},
+	listSample:    scheduleListItem{},
 	answerCreated: true,
 	build: func(s *Server, r *http.Request, req *scheduleRequest, old *bastionv1.Schedule) (func(*bastionv1.Schedule) error, error) {
 		active := old.Name == "" || old.Spec.Active // a new schedule is active
