@@ -51,6 +51,10 @@ var suiteStore store.Store
 // running against it in the background.
 var k8sClient client.Client
 
+// suiteCache is the manager's own client, which reads its cache and its
+// indexes, as the API server's does.
+var suiteCache client.Client
+
 // testEnv is the suite's envtest environment (kubectl_test.go makes
 // kubeconfigs from it).
 var testEnv *envtest.Environment
@@ -141,6 +145,7 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 	if err := controllers.Setup(mgr, suiteOptions); err != nil {
 		return nil, err
 	}
+	suiteCache = mgr.GetClient()
 	// Tests read through a direct client so they see the apiserver, not a
 	// cache that may lag.
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
