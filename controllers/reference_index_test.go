@@ -17,6 +17,9 @@ import (
 // it refers to, whichever reconciler owns the kind: the API answers /refs
 // and refuses deletes from this index. A kind without it fails the list.
 func TestReferenceIndex_isRegisteredForEveryKindThatRefers(t *testing.T) {
+	if !suiteCacheSynced(t.Context()) {
+		t.Fatal("the manager's cache never synced")
+	}
 	for _, kind := range kinds.All() {
 		if len(kind.Targets()) == 0 {
 			continue
@@ -34,6 +37,7 @@ func TestReferenceIndex_isRegisteredForEveryKindThatRefers(t *testing.T) {
 func TestReferenceIndex_findsTheSchedulesAndTemplatesThatReferToAnObject(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
+	g.Expect(suiteCacheSynced(ctx)).To(BeTrue(), "the manager's cache never synced")
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "reference-index"}}
 	g.Expect(k8sClient.Create(ctx, ns)).To(Succeed())
 	tpl := &bastionv1.Template{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "deploy"}, Spec: bastionv1.TemplateSpec{
