@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/kinds"
 	"github.com/bastion-dev/bastion/internal/objname"
 )
@@ -164,7 +163,7 @@ func (s *Server) createEnvironment(r *http.Request, req *environmentJSON) (*bast
 		spec.SecretRef = &bastionv1.ObjectRef{Name: secret.Name}
 	}
 	env := &bastionv1.Environment{Spec: spec}
-	if _, err := s.createObject(ctx, a, env, ids.CounterEnvironment, spec.DisplayName); err != nil {
+	if _, err := s.createObject(ctx, a, env, kinds.Environment.Name, spec.DisplayName); err != nil {
 		if secret != nil {
 			_ = s.opts.Client.Delete(context.WithoutCancel(ctx), secret)
 		}

@@ -147,14 +147,15 @@ func setupIDs(mgr ctrl.Manager, opts Options) (*ids.Allocator, error) {
 	if alloc == nil {
 		alloc = &ids.Allocator{Client: direct}
 	}
-	// Keys (Secrets) are not cached, so not indexed: they are found by
-	// label (see SecretWatches).
-	err = ids.IndexByID(context.Background(), mgr.GetFieldIndexer(),
-		&bastionv1.Project{}, &bastionv1.User{}, &bastionv1.Template{}, &bastionv1.Task{},
-		&bastionv1.Schedule{}, &bastionv1.Inventory{}, &bastionv1.Environment{},
-		&bastionv1.Repository{}, &bastionv1.View{}, &bastionv1.Integration{},
-		&bastionv1.IntegrationAlias{})
-	if err != nil {
+	numbered := []client.Object{&bastionv1.Project{}, &bastionv1.User{}, &bastionv1.Task{}}
+	for _, kind := range kinds.All() {
+		// Keys (Secrets) are not cached, so not indexed: they are found by
+		// label (see SecretWatches).
+		if obj := kind.NewObject(); !isSecret(obj) {
+			numbered = append(numbered, obj)
+		}
+	}
+	if err := ids.IndexByID(context.Background(), mgr.GetFieldIndexer(), numbered...); err != nil {
 		return nil, err
 	}
 	if err := kinds.IndexReferences(context.Background(), mgr.GetFieldIndexer()); err != nil {
@@ -204,4 +205,9 @@ func CacheOptions(managerNamespace string) cache.Options {
 		opts.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: map[string]cache.Config{managerNamespace: {}}}
 	}
 	return opts
+}
+
+func isSecret(obj client.Object) bool {
+	_, ok := obj.(*corev1.Secret)
+	return ok
 }
