@@ -148,22 +148,6 @@ func capitalize(s string) string {
 	return string(s[0]-'a'+'A') + s[1:]
 }
 
-// addressable renders the items of a list that the API can address: not
-// being deleted, and already numbered (an object made with kubectl gets its
-// id from its controller a moment later).
-func addressable[T any, PT interface {
-	*T
-	client.Object
-}, J any](items []T, render func(PT) J) []J {
-	out := []J{}
-	for i := range items {
-		if obj := PT(&items[i]); obj.GetDeletionTimestamp().IsZero() && idOf(obj) != 0 {
-			out = append(out, render(obj))
-		}
-	}
-	return out
-}
-
 type entityKey string
 
 // loadEntity resolves the path parameter param to an object of list's kind
@@ -210,3 +194,6 @@ func isSecretList(list client.ObjectList) bool {
 }
 
 func inNS(ns string) client.InNamespace { return client.InNamespace(ns) }
+
+// named reports a reference to the object called name.
+func named(name string, ref *bastionv1.ObjectRef) bool { return ref != nil && ref.Name == name }

@@ -8,14 +8,13 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 	"github.com/bastion-dev/bastion/internal/objname"
 )
 
@@ -32,20 +31,15 @@ type environmentJSON struct {
 	Secrets   []environmentSecretJSON `json:"secrets"`
 }
 
-// environmentRoutes serves /project/{id}/environment. Members read; writes
-// need manageProjectResources.
-func (s *Server) environmentRoutes() chi.Router {
-	r := chi.NewRouter()
-	r.Get("/", s.listEnvironments)
-	r.With(require(permManageProjectResources)).Post("/", s.createEnvironment)
-	r.Route("/{environment_id}", func(r chi.Router) {
-		r.Use(s.loadEntity("environment_id", "environment", func() client.ObjectList { return &bastionv1.EnvironmentList{} }))
-		r.Get("/", s.getEnvironment)
-		r.Get("/refs", s.environmentRefs)
-		r.With(require(permManageProjectResources)).Put("/", s.updateEnvironment)
-		r.With(require(permManageProjectResources)).Delete("/", s.deleteEnvironment)
-	})
-	return r
+// environmentResource serves /project/{id}/environment. Members read;
+// writes need manageProjectResources. An environment's secrets live in a
+// Secret of its own, which its create, update and delete write too.
+var environmentResource = &resource[*bastionv1.Environment, environmentJSON, environmentJSON]{
+	kind: kinds.Environment, path: "/environment", param: "environment_id",
+	toJSON: (*Server).toEnvironmentJSON,
+	create: (*Server).createEnvironment, update: (*Server).updateEnvironment,
+	afterDelete: (*Server).deleteEnvironmentSecret,
+	refs:        referencedBy(kinds.Environment),
 }
 
 const errVariablesJSON = badRequest("Environment and extra variables must be valid JSON")
@@ -149,78 +143,33 @@ func (s *Server) environmentSecret(ctx context.Context, env *bastionv1.Environme
 	return secret, client.IgnoreNotFound(err)
 }
 
-func (s *Server) listEnvironments(w http.ResponseWriter, r *http.Request) {
-	list := &bastionv1.EnvironmentList{}
-	if err := s.opts.Client.List(r.Context(), list, inNS(projectOf(r).namespace())); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	out := []environmentJSON{}
-	for i := range list.Items {
-		env := &list.Items[i]
-		if !env.DeletionTimestamp.IsZero() || idOf(env) == 0 {
-			continue
-		}
-		item, err := s.toEnvironmentJSON(r, env)
-		if err != nil {
-			failErr(w, r, err)
-			return
-		}
-		out = append(out, item)
-	}
-	sortByName(out, func(x environmentJSON) string { return x.Name }, func(x environmentJSON) int64 { return x.ID })
-	respond(w, http.StatusOK, out)
-}
-
-func (s *Server) getEnvironment(w http.ResponseWriter, r *http.Request) {
-	out, err := s.toEnvironmentJSON(r, entity[*bastionv1.Environment](r, "environment_id"))
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	respond(w, http.StatusOK, out)
-}
-
-func (s *Server) environmentRefs(w http.ResponseWriter, r *http.Request) {
-	s.respondRefs(w, r, refEnvironment, entity[*bastionv1.Environment](r, "environment_id").Name)
-}
-
 // createEnvironment checks everything, then makes the Secret (when there is
 // a password or a secret variable) and the Environment that names it.
-func (s *Server) createEnvironment(w http.ResponseWriter, r *http.Request) {
-	var req environmentJSON
-	if !decode(w, r, &req) {
-		return
-	}
-	spec, err := environmentSpec(req)
+func (s *Server) createEnvironment(r *http.Request, req *environmentJSON) (*bastionv1.Environment, error) {
+	spec, err := environmentSpec(*req)
 	if err != nil {
-		failErr(w, r, err)
-		return
+		return nil, err
 	}
 	data, err := applySecrets(nil, req.Password, req.Secrets)
 	if err != nil {
-		failErr(w, r, err)
-		return
+		return nil, err
 	}
 	ctx, a := r.Context(), projectOf(r)
 	var secret *corev1.Secret
 	if len(data) > 0 {
 		if secret, err = s.newEnvironmentSecret(ctx, a.namespace(), spec.DisplayName, data); err != nil {
-			failErr(w, r, err)
-			return
+			return nil, err
 		}
 		spec.SecretRef = &bastionv1.ObjectRef{Name: secret.Name}
 	}
-	id, err := s.createObject(ctx, a, &bastionv1.Environment{Spec: spec}, ids.CounterEnvironment, spec.DisplayName)
-	if err != nil {
+	env := &bastionv1.Environment{Spec: spec}
+	if _, err := s.createObject(ctx, a, env, kinds.Environment.Name, spec.DisplayName); err != nil {
 		if secret != nil {
 			_ = s.opts.Client.Delete(context.WithoutCancel(ctx), secret)
 		}
-		failErr(w, r, err)
-		return
+		return nil, err
 	}
-	s.objectEvent(r, "environment", id, spec.DisplayName, "created")
-	w.WriteHeader(http.StatusNoContent)
+	return env, nil
 }
 
 func (s *Server) newEnvironmentSecret(ctx context.Context, ns, name string, data map[string][]byte) (*corev1.Secret, error) {
@@ -233,31 +182,19 @@ func (s *Server) newEnvironmentSecret(ctx context.Context, ns, name string, data
 
 // updateEnvironment checks the whole request against the stored secrets
 // before writing anything, then writes the Secret and the Environment.
-func (s *Server) updateEnvironment(w http.ResponseWriter, r *http.Request) {
-	env := entity[*bastionv1.Environment](r, "environment_id")
-	var req environmentJSON
-	if !decode(w, r, &req) {
-		return
-	}
-	if err := bodyID(r, "environment_id", req.ID); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	spec, err := environmentSpec(req)
+func (s *Server) updateEnvironment(r *http.Request, req *environmentJSON, env *bastionv1.Environment) error {
+	spec, err := environmentSpec(*req)
 	if err != nil {
-		failErr(w, r, err)
-		return
+		return err
 	}
 	ctx := r.Context()
 	secret, err := s.environmentSecret(ctx, env)
 	if err != nil {
-		failErr(w, r, err)
-		return
+		return err
 	}
 	data, err := applySecrets(secret.Data, req.Password, req.Secrets)
 	if err != nil {
-		failErr(w, r, err)
-		return
+		return err
 	}
 	spec.SecretRef = env.Spec.SecretRef
 	switch {
@@ -274,59 +211,39 @@ func (s *Server) updateEnvironment(w http.ResponseWriter, r *http.Request) {
 			spec.SecretRef = &bastionv1.ObjectRef{Name: secret.Name}
 		}
 	}
-	if err == nil {
-		err = s.updateObject(ctx, env, func() error { env.Spec = spec; return nil })
-	}
 	if err != nil {
-		failErr(w, r, err)
-		return
+		return err
 	}
-	s.objectEvent(r, "environment", idOf(env), spec.DisplayName, "updated")
-	w.WriteHeader(http.StatusNoContent)
+	return s.updateObject(ctx, env, func() error { env.Spec = spec; return nil })
 }
 
-// deleteEnvironment deletes the environment, then its Secret.
-func (s *Server) deleteEnvironment(w http.ResponseWriter, r *http.Request) {
-	env := entity[*bastionv1.Environment](r, "environment_id")
-	if s.refuseIfReferenced(w, r, refEnvironment, env.Name, env.Spec.DisplayName) {
-		return
-	}
-	if err := s.deleteObject(r.Context(), env); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	if err := s.deleteEnvironmentSecret(r.Context(), env); err != nil {
-		// The environment is gone, which is what was asked; the Secret
-		// stays for an operator to remove.
-		logAPI().Error(err, "deleting an environment's Secret", "namespace", env.Namespace, "secret", env.Spec.SecretRef.Name)
-	}
-	s.objectEvent(r, "environment", idOf(env), env.Spec.DisplayName, "deleted")
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// deleteEnvironmentSecret deletes the Secret env named, unless it is a key
-// or another environment still names it (both possible with kubectl).
-func (s *Server) deleteEnvironmentSecret(ctx context.Context, env *bastionv1.Environment) error {
+// deleteEnvironmentSecret deletes the Secret env named once env is gone,
+// unless it is a key or another environment still names it (both possible
+// with kubectl). A failure is logged: the environment is gone, which is
+// what was asked; the Secret stays for an operator to remove.
+func (s *Server) deleteEnvironmentSecret(r *http.Request, env *bastionv1.Environment) {
 	ref := env.Spec.SecretRef
 	if ref == nil || ref.Name == "" {
-		return nil
+		return
 	}
+	ctx := r.Context()
+	referrers, err := kinds.Referring(ctx, s.opts.Client, env.Namespace, kinds.RefSecret, ref.Name)
+	if err == nil && len(referrers) == 0 {
+		err = s.deleteUnlessKey(ctx, env.Namespace, ref.Name)
+	}
+	if err != nil {
+		logAPI().Error(err, "deleting an environment's Secret", "namespace", env.Namespace, "secret", ref.Name)
+	}
+}
+
+// deleteUnlessKey deletes the Secret called name unless it is a key.
+func (s *Server) deleteUnlessKey(ctx context.Context, ns, name string) error {
 	secret := secretMetadata()
-	if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: ref.Name}, secret); err != nil {
+	if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if _, isKey := secret.Labels[bastionv1.LabelKeyType]; isKey {
 		return nil
-	}
-	others := &bastionv1.EnvironmentList{}
-	if err := s.opts.Client.List(ctx, others, inNS(env.Namespace)); err != nil {
-		return err
-	}
-	for i := range others.Items {
-		other := &others.Items[i]
-		if other.UID != env.UID && other.DeletionTimestamp.IsZero() && named(ref.Name, other.Spec.SecretRef) {
-			return nil
-		}
 	}
 	return client.IgnoreNotFound(s.opts.Client.Delete(ctx, secret))
 }

@@ -24,7 +24,7 @@ var requestTypes = []func() any{
 	func() any { return &environmentJSON{} }, func() any { return &templateRequest{} },
 	func() any { return &taskRequest{} }, func() any { return &stopRequest{} },
 	func() any { return &viewRequest{} }, func() any { return &map[string]int32{} },
-	func() any { return &scheduleRequest{} }, func() any { return &integrationRequest{} },
+	func() any { return &scheduleRequest{} }, func() any { return &integrationJSON{} },
 	func() any { return &matcherRequest{} }, func() any { return &valueRequest{} },
 }
 

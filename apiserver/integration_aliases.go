@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
 // Aliases are the public URLs of integrations: /integrations/aliases holds
@@ -88,7 +88,7 @@ func (s *Server) createAlias(w http.ResponseWriter, r *http.Request) {
 		alias.Spec.IntegrationRef = &bastionv1.ObjectRef{Name: in.Name}
 		display = in.Spec.DisplayName
 	}
-	if _, err := s.createObject(r.Context(), projectOf(r), alias, ids.CounterIntegrationAlias, display+" alias"); err != nil {
+	if _, err := s.createObject(r.Context(), projectOf(r), alias, kinds.IntegrationAlias.Name, display+" alias"); err != nil {
 		failErr(w, r, err)
 		return
 	}

@@ -6,20 +6,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
-// integrationJSON is an integration, an incoming webhook (api-contract.md).
-// template_id and auth_secret_id are null when unset.
+// integrationJSON is an integration, an incoming webhook (api-contract.md),
+// in answers and requests (a request's project_id is the URL's). Matchers
+// and extracted values have routes of their own. template_id and
+// auth_secret_id are null when unset.
 type integrationJSON struct {
 	ID           int64           `json:"id"`
 	Name         string          `json:"name"`
@@ -32,7 +32,8 @@ type integrationJSON struct {
 	TaskParams   json.RawMessage `json:"task_params"`
 }
 
-func (s *Server) toIntegrationJSON(ctx context.Context, a *projectAccess, in *bastionv1.Integration) integrationJSON {
+func (s *Server) toIntegrationJSON(r *http.Request, in *bastionv1.Integration) (integrationJSON, error) {
+	ctx, a := r.Context(), projectOf(r)
 	ns := a.namespace()
 	params := json.RawMessage(`{}`)
 	if in.Spec.TaskParams != nil && len(in.Spec.TaskParams.Raw) > 0 {
@@ -44,56 +45,51 @@ func (s *Server) toIntegrationJSON(ctx context.Context, a *projectAccess, in *ba
 		AuthMethod:   string(in.Spec.AuthMethod),
 		AuthSecretID: nullable(s.refID(ctx, ns, in.Spec.AuthSecretRef, &corev1.Secret{})),
 		AuthHeader:   in.Spec.AuthHeader, Searchable: in.Spec.Searchable, TaskParams: params,
-	}
+	}, nil
 }
 
-// integrationRoutes serves /project/{id}/integrations. Members read
+// integrationResource serves /project/{id}/integrations. Members read
 // integrations, matchers and extracted values; every write needs
 // updateProject, matchers and values included: they decide which requests
 // start a task and what variables it gets, so they are as much the
 // integration as its template (issue #19). Aliases are credentials (whoever
-// holds one starts tasks), so even reading them needs updateProject.
-func (s *Server) integrationRoutes() chi.Router {
-	owners := require(permUpdateProject)
-	aliases := func(r chi.Router) {
-		r.Use(owners)
-		r.Get("/", s.listAliases)
-		r.Post("/", s.createAlias)
-		r.With(s.loadAlias).Delete("/{alias_id}", s.deleteAlias)
-	}
-	r := chi.NewRouter()
-	r.Get("/", s.listIntegrations)
-	r.With(owners).Post("/", s.createIntegration)
-	r.Route("/aliases", aliases)
-	r.Route("/{integration_id}", func(r chi.Router) {
-		r.Use(s.loadEntity("integration_id", "integration", func() client.ObjectList { return &bastionv1.IntegrationList{} }))
-		r.Get("/", s.getIntegration)
-		r.Get("/refs", s.integrationRefs)
-		r.With(owners).Put("/", s.updateIntegration)
-		r.With(owners).Delete("/", s.deleteIntegration)
-		r.Route("/aliases", aliases)
-		r.Mount("/matchers", itemRoutes(s, matcherItems, owners))
-		r.Mount("/values", itemRoutes(s, valueItems, owners))
-	})
-	return r
-}
-
-// integrationRequest is the body of POST /integrations and PUT
-// /integrations/{integration_id}.
-type integrationRequest struct {
-	ID           int64           `json:"id"`
-	Name         string          `json:"name"`
-	TemplateID   *int64          `json:"template_id"`
-	AuthMethod   string          `json:"auth_method"`
-	AuthSecretID *int64          `json:"auth_secret_id"`
-	AuthHeader   string          `json:"auth_header"`
-	Searchable   bool            `json:"searchable"`
-	TaskParams   json.RawMessage `json:"task_params"`
+// holds one starts tasks), so even reading them needs updateProject. An
+// integration's aliases go with it (its controller deletes them).
+var integrationResource = &resource[*bastionv1.Integration, integrationJSON, integrationJSON]{
+	kind: kinds.Integration, path: "/integrations", param: "integration_id",
+	writers: require(permUpdateProject),
+	order:   byID[*bastionv1.Integration],
+	toJSON:  (*Server).toIntegrationJSON, answerCreated: true,
+	build: func(s *Server, r *http.Request, req *integrationJSON, _ *bastionv1.Integration) (func(*bastionv1.Integration) error, error) {
+		spec, err := s.integrationSpec(r.Context(), projectOf(r), *req)
+		return func(in *bastionv1.Integration) error {
+			// Matchers and values have routes of their own.
+			spec.Matchers, spec.ExtractValues = in.Spec.Matchers, in.Spec.ExtractValues
+			in.Spec = spec
+			return nil
+		}, err
+	},
+	refs: func(_ *Server, _ *http.Request, in *bastionv1.Integration) (any, error) {
+		return integrationRefs(in), nil
+	},
+	refsSample: integrationRefsJSON{},
+	extend: func(s *Server, integrations, integration chi.Router, owners func(http.Handler) http.Handler) {
+		aliases := func(r chi.Router) {
+			r.Use(owners)
+			r.Get("/", s.listAliases)
+			r.Post("/", s.createAlias)
+			r.With(s.loadAlias).Delete("/{alias_id}", s.deleteAlias)
+		}
+		integrations.Route("/aliases", aliases)
+		integration.Route("/aliases", aliases)
+		integration.Mount("/matchers", itemRoutes(s, matcherItems, owners))
+		integration.Mount("/values", itemRoutes(s, valueItems, owners))
+	},
 }
 
 // integrationSpec validates the request by spec §5 and maps its ids to
 // references. Matchers and extracted values have their own routes.
-func (s *Server) integrationSpec(ctx context.Context, a *projectAccess, req integrationRequest) (bastionv1.IntegrationSpec, error) {
+func (s *Server) integrationSpec(ctx context.Context, a *projectAccess, req integrationJSON) (bastionv1.IntegrationSpec, error) {
 	spec := bastionv1.IntegrationSpec{
 		DisplayName: strings.TrimSpace(req.Name), AuthMethod: bastionv1.IntegrationAuthMethod(req.AuthMethod),
 		AuthHeader: strings.TrimSpace(req.AuthHeader), Searchable: req.Searchable,
@@ -175,94 +171,6 @@ func taskParamsOf(raw json.RawMessage) (*apiextensionsv1.JSON, error) {
 	return &apiextensionsv1.JSON{Raw: compact.Bytes()}, nil
 }
 
-func (s *Server) listIntegrations(w http.ResponseWriter, r *http.Request) {
-	a := projectOf(r)
-	list := &bastionv1.IntegrationList{}
-	if err := s.opts.Client.List(r.Context(), list, inNS(a.namespace())); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	out := addressable(list.Items, func(in *bastionv1.Integration) integrationJSON { return s.toIntegrationJSON(r.Context(), a, in) })
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	respond(w, http.StatusOK, out)
-}
-
-func (s *Server) getIntegration(w http.ResponseWriter, r *http.Request) {
-	respond(w, http.StatusOK, s.toIntegrationJSON(r.Context(), projectOf(r), entity[*bastionv1.Integration](r, "integration_id")))
-}
-
-func (s *Server) createIntegration(w http.ResponseWriter, r *http.Request) {
-	var req integrationRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	a := projectOf(r)
-	spec, err := s.integrationSpec(r.Context(), a, req)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	in := &bastionv1.Integration{Spec: spec}
-	id, err := s.createObject(r.Context(), a, in, ids.CounterIntegration, spec.DisplayName)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "integration", id, spec.DisplayName, "created")
-	respond(w, http.StatusCreated, s.toIntegrationJSON(r.Context(), a, in))
-}
-
-func (s *Server) updateIntegration(w http.ResponseWriter, r *http.Request) {
-	var req integrationRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	if err := bodyID(r, "integration_id", req.ID); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	spec, err := s.integrationSpec(r.Context(), projectOf(r), req)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	in := entity[*bastionv1.Integration](r, "integration_id")
-	err = s.updateObject(r.Context(), in, func() error {
-		spec.Matchers, spec.ExtractValues = in.Spec.Matchers, in.Spec.ExtractValues
-		in.Spec = spec
-		return nil
-	})
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "integration", idOf(in), spec.DisplayName, "updated")
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// deleteIntegration deletes the integration and its aliases: an alias
-// that reaches nothing is a dead credential. Tasks it started stay.
-func (s *Server) deleteIntegration(w http.ResponseWriter, r *http.Request) {
-	in := entity[*bastionv1.Integration](r, "integration_id")
-	aliases, err := s.aliasesOf(r.Context(), projectOf(r), in)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	for i := range aliases {
-		if err := s.deleteObject(r.Context(), &aliases[i]); err != nil {
-			failErr(w, r, err)
-			return
-		}
-	}
-	if err := s.deleteObject(r.Context(), in); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "integration", idOf(in), in.Spec.DisplayName, "deleted")
-	w.WriteHeader(http.StatusNoContent)
-}
-
 // integrationRefsJSON answers an integration's refs (api-contract.md):
 // what it holds, since nothing else refers to an integration.
 type integrationRefsJSON struct {
@@ -270,8 +178,7 @@ type integrationRefsJSON struct {
 	Values   []refItem `json:"values"`
 }
 
-func (s *Server) integrationRefs(w http.ResponseWriter, r *http.Request) {
-	in := entity[*bastionv1.Integration](r, "integration_id")
+func integrationRefs(in *bastionv1.Integration) integrationRefsJSON {
 	out := integrationRefsJSON{Matchers: []refItem{}, Values: []refItem{}}
 	for _, m := range in.Spec.Matchers {
 		out.Matchers = append(out.Matchers, refItem{m.ID, m.Name})
@@ -279,11 +186,11 @@ func (s *Server) integrationRefs(w http.ResponseWriter, r *http.Request) {
 	for _, v := range in.Spec.ExtractValues {
 		out.Values = append(out.Values, refItem{v.ID, v.Name})
 	}
-	respond(w, http.StatusOK, out)
+	return out
 }
 
 // integrationEvent records a change to an integration's matchers, values
 // or aliases, under the integration.
 func (s *Server) integrationEvent(r *http.Request, in *bastionv1.Integration, format string, a ...any) {
-	s.objectEvent(r, "integration", idOf(in), in.Spec.DisplayName, fmt.Sprintf(format, a...))
+	s.objectEvent(r, kinds.Integration.Name, idOf(in), in.Spec.DisplayName, fmt.Sprintf(format, a...))
 }

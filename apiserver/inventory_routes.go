@@ -4,12 +4,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
 // inventoryJSON is an inventory (api-contract.md), in answers and requests.
@@ -25,20 +23,16 @@ type inventoryJSON struct {
 	RepositoryID *int64                  `json:"repository_id"`
 }
 
-// inventoryRoutes serves /project/{id}/inventory. Members read; writes need
-// manageProjectResources.
-func (s *Server) inventoryRoutes() chi.Router {
-	r := chi.NewRouter()
-	r.Get("/", s.listInventories)
-	r.With(require(permManageProjectResources)).Post("/", s.createInventory)
-	r.Route("/{inventory_id}", func(r chi.Router) {
-		r.Use(s.loadEntity("inventory_id", "inventory", func() client.ObjectList { return &bastionv1.InventoryList{} }))
-		r.Get("/", s.getInventory)
-		r.Get("/refs", s.inventoryRefs)
-		r.With(require(permManageProjectResources)).Put("/", s.updateInventory)
-		r.With(require(permManageProjectResources)).Delete("/", s.deleteInventory)
-	})
-	return r
+// inventoryResource serves /project/{id}/inventory. Members read; writes
+// need manageProjectResources.
+var inventoryResource = &resource[*bastionv1.Inventory, inventoryJSON, inventoryJSON]{
+	kind: kinds.Inventory, path: "/inventory", param: "inventory_id",
+	toJSON: (*Server).toInventoryJSON, answerCreated: true,
+	build: func(s *Server, r *http.Request, req *inventoryJSON, _ *bastionv1.Inventory) (func(*bastionv1.Inventory) error, error) {
+		spec, err := s.inventorySpec(r, *req)
+		return func(inv *bastionv1.Inventory) error { inv.Spec = spec; return nil }, err
+	},
+	refs: referencedBy(kinds.Inventory),
 }
 
 var inventoryTypes = map[bastionv1.InventoryType]bool{
@@ -50,24 +44,24 @@ var inventoryTypes = map[bastionv1.InventoryType]bool{
 // the repository once resolved (the CRD's rule, in the CRD's words). The
 // runner still resolves symbolic links inside the checkout itself.
 func inventoryPath(path string) error {
-	if strings.TrimSpace(path) == "" {
-		return badRequest("Path to Inventory file is required")
-	}
-	if !insideRepository(path) {
-		return badRequest("the inventory file must be a relative path inside the repository")
-	}
-	return nil
+	return repositoryPath(path, "Path to Inventory file is required", "the inventory file")
 }
 
 // playbookPath checks a template's or a task's playbook the same way: the
 // runner refuses a path out of the checkout too, but only once the task
 // runs, and the API can say so at once.
 func playbookPath(path string) error {
+	return repositoryPath(path, "Playbook filename is required", "the playbook")
+}
+
+// repositoryPath refuses an empty path with required, and one outside the
+// repository saying what (the file) must be inside it.
+func repositoryPath(path, required, what string) error {
 	if strings.TrimSpace(path) == "" {
-		return badRequest("Playbook filename is required")
+		return badRequest(required)
 	}
 	if !insideRepository(path) {
-		return badRequest("the playbook must be a relative path inside the repository")
+		return badRequest(what + " must be a relative path inside the repository")
 	}
 	return nil
 }
@@ -130,7 +124,7 @@ func (s *Server) inventorySpec(r *http.Request, req inventoryJSON) (bastionv1.In
 	return spec, nil
 }
 
-func (s *Server) toInventoryJSON(r *http.Request, inv *bastionv1.Inventory) inventoryJSON {
+func (s *Server) toInventoryJSON(r *http.Request, inv *bastionv1.Inventory) (inventoryJSON, error) {
 	ctx, a := r.Context(), projectOf(r)
 	ns := a.namespace()
 	return inventoryJSON{
@@ -138,81 +132,5 @@ func (s *Server) toInventoryJSON(r *http.Request, inv *bastionv1.Inventory) inve
 		SSHKeyID:     s.refID(ctx, ns, &inv.Spec.SSHKeyRef, secretMetadata()),
 		BecomeKeyID:  nullable(s.refID(ctx, ns, inv.Spec.BecomeKeyRef, secretMetadata())),
 		RepositoryID: nullable(s.refID(ctx, ns, inv.Spec.RepositoryRef, &bastionv1.Repository{})),
-	}
-}
-
-func (s *Server) listInventories(w http.ResponseWriter, r *http.Request) {
-	list := &bastionv1.InventoryList{}
-	if err := s.opts.Client.List(r.Context(), list, inNS(projectOf(r).namespace())); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	out := addressable(list.Items, func(inv *bastionv1.Inventory) inventoryJSON { return s.toInventoryJSON(r, inv) })
-	sortByName(out, func(x inventoryJSON) string { return x.Name }, func(x inventoryJSON) int64 { return x.ID })
-	respond(w, http.StatusOK, out)
-}
-
-func (s *Server) getInventory(w http.ResponseWriter, r *http.Request) {
-	respond(w, http.StatusOK, s.toInventoryJSON(r, entity[*bastionv1.Inventory](r, "inventory_id")))
-}
-
-func (s *Server) inventoryRefs(w http.ResponseWriter, r *http.Request) {
-	s.respondRefs(w, r, refInventory, entity[*bastionv1.Inventory](r, "inventory_id").Name)
-}
-
-// createInventory answers 201 with the inventory (api-contract.md).
-func (s *Server) createInventory(w http.ResponseWriter, r *http.Request) {
-	var req inventoryJSON
-	if !decode(w, r, &req) {
-		return
-	}
-	spec, err := s.inventorySpec(r, req)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	inv := &bastionv1.Inventory{Spec: spec}
-	id, err := s.createObject(r.Context(), projectOf(r), inv, ids.CounterInventory, spec.DisplayName)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "inventory", id, spec.DisplayName, "created")
-	respond(w, http.StatusCreated, s.toInventoryJSON(r, inv))
-}
-
-func (s *Server) updateInventory(w http.ResponseWriter, r *http.Request) {
-	inv := entity[*bastionv1.Inventory](r, "inventory_id")
-	var req inventoryJSON
-	if !decode(w, r, &req) {
-		return
-	}
-	if err := bodyID(r, "inventory_id", req.ID); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	spec, err := s.inventorySpec(r, req)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	if err := s.updateObject(r.Context(), inv, func() error { inv.Spec = spec; return nil }); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "inventory", idOf(inv), spec.DisplayName, "updated")
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (s *Server) deleteInventory(w http.ResponseWriter, r *http.Request) {
-	inv := entity[*bastionv1.Inventory](r, "inventory_id")
-	if s.refuseIfReferenced(w, r, refInventory, inv.Name, inv.Spec.DisplayName) {
-		return
-	}
-	if err := s.deleteObject(r.Context(), inv); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "inventory", idOf(inv), inv.Spec.DisplayName, "deleted")
-	w.WriteHeader(http.StatusNoContent)
+	}, nil
 }

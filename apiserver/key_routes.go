@@ -6,14 +6,13 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
 // Keys are core Secrets labelled with their type (api/v1alpha1/key_types.go).
@@ -43,29 +42,18 @@ type keySSHJSON struct {
 	PrivateKey string `json:"private_key"`
 }
 
-// keyRoutes serves /project/{id}/keys. Members read; writes need
-// manageProjectResources.
-func (s *Server) keyRoutes() chi.Router {
-	r := chi.NewRouter()
-	r.Get("/", s.listKeys)
-	r.With(require(permManageProjectResources)).Post("/", s.createKey)
-	r.Route("/{key_id}", func(r chi.Router) {
-		r.Use(s.loadEntity("key_id", "key", func() client.ObjectList { return &corev1.SecretList{} }))
-		r.Get("/", s.getKey)
-		r.Get("/refs", s.keyRefs)
-		r.With(require(permManageProjectResources)).Put("/", s.updateKey)
-		r.With(require(permManageProjectResources)).Delete("/", s.deleteKey)
-	})
-	return r
-}
-
-// keyName is the key's name in the console: its display-name annotation,
-// else (a key made with kubectl) the Secret's name.
-func keyName(secret client.Object) string {
-	if name := secret.GetAnnotations()[bastionv1.AnnotationDisplayName]; name != "" {
-		return name
-	}
-	return secret.GetName()
+// keyResource serves /project/{id}/keys. Members read; writes need
+// manageProjectResources. A key is a Secret: its list reads Secrets with a
+// key type, and only an override_secret update changes its secret.
+var keyResource = &resource[*corev1.Secret, keyJSON, keyJSON]{
+	kind: kinds.Key, path: "/keys", param: "key_id",
+	listOptions: []client.ListOption{client.HasLabels{bastionv1.LabelKeyType}},
+	toJSON: func(_ *Server, r *http.Request, secret *corev1.Secret) (keyJSON, error) {
+		return toKeyJSON(secret, projectOf(r).id), nil
+	},
+	build:  buildKey,
+	update: (*Server).updateKey,
+	refs:   referencedBy(kinds.Key),
 }
 
 // toKeyJSON shows a key without its secret material.
@@ -78,7 +66,7 @@ func toKeyJSON(secret *corev1.Secret, projectID int64) keyJSON {
 	case bastionv1.KeyTypeLoginPassword:
 		stored = len(secret.Data[bastionv1.KeyPassword]) > 0
 	}
-	return keyJSON{ID: idOf(secret), Name: keyName(secret), Type: keyType, ProjectID: projectID, Empty: !stored}
+	return keyJSON{ID: idOf(secret), Name: kinds.KeyName(secret), Type: keyType, ProjectID: projectID, Empty: !stored}
 }
 
 // secret checks the secret part of a request (spec §5, when secrets are
@@ -141,93 +129,44 @@ func checkPrivateKey(pem, passphrase string) error {
 	return nil
 }
 
-func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
-	a := projectOf(r)
-	list := &corev1.SecretList{}
-	if err := s.opts.Client.List(r.Context(), list, inNS(a.namespace()), client.HasLabels{bastionv1.LabelKeyType}); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	out := addressable(list.Items, func(secret *corev1.Secret) keyJSON { return toKeyJSON(secret, a.id) })
-	sortByName(out, func(k keyJSON) string { return k.Name }, func(k keyJSON) int64 { return k.ID })
-	respond(w, http.StatusOK, out)
-}
-
-func (s *Server) getKey(w http.ResponseWriter, r *http.Request) {
-	respond(w, http.StatusOK, toKeyJSON(entity[*corev1.Secret](r, "key_id"), projectOf(r).id))
-}
-
-func (s *Server) keyRefs(w http.ResponseWriter, r *http.Request) {
-	s.respondRefs(w, r, refKey, entity[*corev1.Secret](r, "key_id").Name)
-}
-
-func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
-	var req keyJSON
-	if !decode(w, r, &req) {
-		return
-	}
+// buildKey makes a new key's Secret: its type label, display name,
+// Secret type and material.
+func buildKey(_ *Server, _ *http.Request, req *keyJSON, _ *corev1.Secret) (func(*corev1.Secret) error, error) {
 	name, err := requiredName(req.Name)
 	if err != nil {
-		failErr(w, r, err)
-		return
+		return nil, err
 	}
 	secretType, data, err := req.secret()
 	if err != nil {
-		failErr(w, r, err)
-		return
+		return nil, err
 	}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Labels:      map[string]string{bastionv1.LabelKeyType: string(req.Type)},
-			Annotations: map[string]string{bastionv1.AnnotationDisplayName: name},
-		},
-		Type: secretType, Data: data,
-	}
-	id, err := s.createObject(r.Context(), projectOf(r), secret, ids.CounterKey, name)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "key", id, name, "created")
-	w.WriteHeader(http.StatusNoContent)
+	return func(secret *corev1.Secret) error {
+		secret.Labels = map[string]string{bastionv1.LabelKeyType: string(req.Type)}
+		secret.Annotations = map[string]string{bastionv1.AnnotationDisplayName: name}
+		secret.Type, secret.Data = secretType, data
+		return nil
+	}, nil
 }
 
 // updateKey renames the key; only with override_secret does it change the
 // type and the secret (api-contract.md), so a client that sends back what
 // it read, secret fields empty, keeps the secret.
-func (s *Server) updateKey(w http.ResponseWriter, r *http.Request) {
-	secret := entity[*corev1.Secret](r, "key_id")
-	var req keyJSON
-	if !decode(w, r, &req) {
-		return
-	}
-	if err := bodyID(r, "key_id", req.ID); err != nil {
-		failErr(w, r, err)
-		return
-	}
+func (s *Server) updateKey(r *http.Request, req *keyJSON, secret *corev1.Secret) error {
 	name, err := requiredName(req.Name)
 	if err != nil {
-		failErr(w, r, err)
-		return
+		return err
 	}
 	if !req.OverrideSecret {
-		err = s.updateObject(r.Context(), secret, func() error {
+		return s.updateObject(r.Context(), secret, func() error {
 			setDisplayName(secret, name)
 			return nil
 		})
-	} else {
-		var secretType corev1.SecretType
-		var data map[string][]byte
-		if secretType, data, err = req.secret(); err == nil {
-			err = s.overrideKey(r.Context(), secret, name, req.Type, secretType, data)
-		}
 	}
+	secretType, data, err := req.secret()
 	if err != nil {
-		failErr(w, r, err)
-		return
+		return err
 	}
-	s.objectEvent(r, "key", idOf(secret), name, "updated")
-	w.WriteHeader(http.StatusNoContent)
+	return s.overrideKey(r.Context(), secret, name, req.Type, secretType, data)
 }
 
 func setDisplayName(obj client.Object, name string) {
@@ -282,19 +221,6 @@ func (s *Server) overrideKey(ctx context.Context, secret *corev1.Secret, name st
 		}
 		return err
 	}
+	fresh.DeepCopyInto(secret) // the caller sees the key as it now is
 	return nil
-}
-
-func (s *Server) deleteKey(w http.ResponseWriter, r *http.Request) {
-	secret := entity[*corev1.Secret](r, "key_id")
-	name := keyName(secret)
-	if s.refuseIfReferenced(w, r, refKey, secret.Name, name) {
-		return
-	}
-	if err := s.deleteObject(r.Context(), secret); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "key", idOf(secret), name, "deleted")
-	w.WriteHeader(http.StatusNoContent)
 }

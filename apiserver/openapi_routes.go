@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/bastion-dev/bastion/internal/backup"
@@ -222,19 +223,16 @@ func itemDocs(base, noun string, request, answer any) []opDoc {
 	}
 }
 
-// ---- Project resource CRUD (BEGIN) ----------------------------------------
 // The generic list/create/get/update/delete(/refs) routes of the project
-// resources. When each kind has its descriptor, this block is replaced by
-// resourceDocs fed from the descriptors (their path, path parameter and
-// JSON types); nothing else in this file needs to change.
+// resources come from the same descriptors that mount them (resource.go):
+// their path, path parameter and JSON types.
 
 // resourceDoc is what the CRUD entries of one kind need.
 type resourceDoc struct {
 	path, param      string // "keys", "key_id"
 	singular, plural string // "key", "keys"
-	// answer is the JSON of one object; list the JSON of a list item
-	// (answer when nil); request the body of create and update (answer
-	// when nil).
+	// answer is the JSON of one object; list the JSON of a list item;
+	// request the body of create and update.
 	answer, list, request any
 	// createAnswers: create answers 201 with the object, else 204.
 	createAnswers bool
@@ -243,31 +241,33 @@ type resourceDoc struct {
 }
 
 func projectResourceDocs() []opDoc {
-	kinds := []resourceDoc{
-		{path: "keys", param: "key_id", singular: "key", plural: "keys", answer: keyJSON{}, refs: refsJSON{}},
-		{path: "repositories", param: "repository_id", singular: "repository", plural: "repositories",
-			answer: repositoryJSON{}, refs: refsJSON{}},
-		{path: "inventory", param: "inventory_id", singular: "inventory", plural: "inventories",
-			answer: inventoryJSON{}, createAnswers: true, refs: refsJSON{}},
-		{path: "environment", param: "environment_id", singular: "environment", plural: "environments",
-			answer: environmentJSON{}, refs: refsJSON{}},
-		{path: "templates", param: "template_id", singular: "template", plural: "templates",
-			answer: templateJSON{}, request: templateRequest{}, createAnswers: true, refs: refsJSON{}},
-		{path: "views", param: "view_id", singular: "view", plural: "views",
-			answer: viewJSON{}, request: viewRequest{}, createAnswers: true},
-		{path: "schedules", param: "schedule_id", singular: "schedule", plural: "schedules",
-			answer: scheduleJSON{}, list: scheduleListItem{}, request: scheduleRequest{}, createAnswers: true},
-		{path: "integrations", param: "integration_id", singular: "integration", plural: "integrations",
-			answer: integrationJSON{}, request: integrationRequest{}, createAnswers: true, refs: integrationRefsJSON{}},
-	}
 	var ops []opDoc
-	for _, k := range kinds {
-		ops = append(ops, resourceDocs(k)...)
+	for _, res := range projectResources() {
+		ops = append(ops, resourceDocs(resourceDocOf(res))...)
 	}
 	return ops
 }
 
-// ---- Project resource CRUD (END) ------------------------------------------
+// resourceDocOf reads a resource's descriptor for its CRUD entries.
+func resourceDocOf(res resourceRoutes) resourceDoc {
+	t := res.jsonTypes()
+	singular := res.kindName()
+	plural := singular + "s"
+	if strings.HasSuffix(singular, "y") {
+		plural = strings.TrimSuffix(singular, "y") + "ies"
+	}
+	doc := resourceDoc{path: strings.TrimPrefix(res.mountPath(), "/"), param: t.Param,
+		singular: singular, plural: plural,
+		answer: zeroOf(t.Answer), list: zeroOf(t.ListItem), request: zeroOf(t.Request),
+		createAnswers: t.Created == http.StatusCreated}
+	if t.Refs != nil {
+		doc.refs = zeroOf(t.Refs)
+	}
+	return doc
+}
+
+// zeroOf is a zero value of t, which the schema reflection reads.
+func zeroOf(t reflect.Type) any { return reflect.Zero(t).Interface() }
 
 // resourceDocs are the CRUD entries of one project resource kind.
 func resourceDocs(k resourceDoc) []opDoc {

@@ -6,12 +6,10 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
 // repositoryJSON is a repository (api-contract.md), in answers and requests.
@@ -24,20 +22,16 @@ type repositoryJSON struct {
 	SSHKeyID  int64  `json:"ssh_key_id"`
 }
 
-// repositoryRoutes serves /project/{id}/repositories. Members read; writes
-// need manageProjectResources.
-func (s *Server) repositoryRoutes() chi.Router {
-	r := chi.NewRouter()
-	r.Get("/", s.listRepositories)
-	r.With(require(permManageProjectResources)).Post("/", s.createRepository)
-	r.Route("/{repository_id}", func(r chi.Router) {
-		r.Use(s.loadEntity("repository_id", "repository", func() client.ObjectList { return &bastionv1.RepositoryList{} }))
-		r.Get("/", s.getRepository)
-		r.Get("/refs", s.repositoryRefs)
-		r.With(require(permManageProjectResources)).Put("/", s.updateRepository)
-		r.With(require(permManageProjectResources)).Delete("/", s.deleteRepository)
-	})
-	return r
+// repositoryResource serves /project/{id}/repositories. Members read;
+// writes need manageProjectResources.
+var repositoryResource = &resource[*bastionv1.Repository, repositoryJSON, repositoryJSON]{
+	kind: kinds.Repository, path: "/repositories", param: "repository_id",
+	toJSON: (*Server).toRepositoryJSON,
+	build: func(s *Server, r *http.Request, req *repositoryJSON, _ *bastionv1.Repository) (func(*bastionv1.Repository) error, error) {
+		spec, err := s.repositorySpec(r, *req)
+		return func(repo *bastionv1.Repository) error { repo.Spec = spec; return nil }, err
+	},
+	refs: referencedBy(kinds.Repository),
 }
 
 // The URL types of spec §3.
@@ -157,85 +151,10 @@ func (s *Server) repositorySpec(r *http.Request, req repositoryJSON) (bastionv1.
 	return bastionv1.RepositorySpec{DisplayName: name, GitURL: gitURL, GitBranch: branch, SSHKeyRef: *key}, nil
 }
 
-func (s *Server) toRepositoryJSON(r *http.Request, repo *bastionv1.Repository) repositoryJSON {
+func (s *Server) toRepositoryJSON(r *http.Request, repo *bastionv1.Repository) (repositoryJSON, error) {
 	a := projectOf(r)
 	return repositoryJSON{
 		ID: idOf(repo), Name: repo.Spec.DisplayName, ProjectID: a.id, GitURL: repo.Spec.GitURL, GitBranch: repo.Spec.GitBranch,
 		SSHKeyID: s.refID(r.Context(), a.namespace(), &repo.Spec.SSHKeyRef, secretMetadata()),
-	}
-}
-
-func (s *Server) listRepositories(w http.ResponseWriter, r *http.Request) {
-	list := &bastionv1.RepositoryList{}
-	if err := s.opts.Client.List(r.Context(), list, inNS(projectOf(r).namespace())); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	out := addressable(list.Items, func(repo *bastionv1.Repository) repositoryJSON { return s.toRepositoryJSON(r, repo) })
-	sortByName(out, func(x repositoryJSON) string { return x.Name }, func(x repositoryJSON) int64 { return x.ID })
-	respond(w, http.StatusOK, out)
-}
-
-func (s *Server) getRepository(w http.ResponseWriter, r *http.Request) {
-	respond(w, http.StatusOK, s.toRepositoryJSON(r, entity[*bastionv1.Repository](r, "repository_id")))
-}
-
-func (s *Server) repositoryRefs(w http.ResponseWriter, r *http.Request) {
-	s.respondRefs(w, r, refRepository, entity[*bastionv1.Repository](r, "repository_id").Name)
-}
-
-func (s *Server) createRepository(w http.ResponseWriter, r *http.Request) {
-	var req repositoryJSON
-	if !decode(w, r, &req) {
-		return
-	}
-	spec, err := s.repositorySpec(r, req)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	repo := &bastionv1.Repository{Spec: spec}
-	id, err := s.createObject(r.Context(), projectOf(r), repo, ids.CounterRepository, spec.DisplayName)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "repository", id, spec.DisplayName, "created")
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (s *Server) updateRepository(w http.ResponseWriter, r *http.Request) {
-	repo := entity[*bastionv1.Repository](r, "repository_id")
-	var req repositoryJSON
-	if !decode(w, r, &req) {
-		return
-	}
-	if err := bodyID(r, "repository_id", req.ID); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	spec, err := s.repositorySpec(r, req)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	if err := s.updateObject(r.Context(), repo, func() error { repo.Spec = spec; return nil }); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "repository", idOf(repo), spec.DisplayName, "updated")
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (s *Server) deleteRepository(w http.ResponseWriter, r *http.Request) {
-	repo := entity[*bastionv1.Repository](r, "repository_id")
-	if s.refuseIfReferenced(w, r, refRepository, repo.Name, repo.Spec.DisplayName) {
-		return
-	}
-	if err := s.deleteObject(r.Context(), repo); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "repository", idOf(repo), repo.Spec.DisplayName, "deleted")
-	w.WriteHeader(http.StatusNoContent)
+	}, nil
 }

@@ -25,9 +25,11 @@ func requiredName(name string) (string, error) {
 // sortByName orders a list as the console shows it: by name, ignoring
 // case, then by id so that equal names keep a stable order.
 func sortByName[T any](items []T, name func(T) string, id func(T) int64) {
-	slices.SortStableFunc(items, func(a, b T) int {
-		return cmp.Or(cmp.Compare(strings.ToLower(name(a)), strings.ToLower(name(b))), cmp.Compare(id(a), id(b)))
-	})
+	slices.SortStableFunc(items, func(a, b T) int { return compareByName(name(a), id(a), name(b), id(b)) })
+}
+
+func compareByName(nameA string, idA int64, nameB string, idB int64) int {
+	return cmp.Or(cmp.Compare(strings.ToLower(nameA), strings.ToLower(nameB)), cmp.Compare(idA, idB))
 }
 
 // secretMetadata is an empty Secret to read as metadata only: turning a

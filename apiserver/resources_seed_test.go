@@ -19,6 +19,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
 // resourceSeeder makes project resources straight in the cluster, not
@@ -53,7 +54,32 @@ func (s *resourceSeeder) create(obj client.Object, counter string) int64 {
 		s.t.Fatalf("creating a %s: %v", counter, err)
 	}
 	s.waitCached(obj)
+	s.waitReconciled(obj)
 	return id
+}
+
+// waitReconciled polls until obj's controller has reported on it (Ready
+// for its generation), so that its status write cannot land between two
+// snapshots of a test. Keys have no status and pass at once.
+func (s *resourceSeeder) waitReconciled(obj client.Object) {
+	s.t.Helper()
+	kind := kinds.For(obj)
+	if kind == nil || kind.ConditionsOf(obj) == nil {
+		return
+	}
+	probe := obj.DeepCopyObject().(client.Object)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := s.e.K8s.Get(s.t.Context(), client.ObjectKeyFromObject(obj), probe)
+		ready := meta.FindStatusCondition(*kind.ConditionsOf(probe), bastionv1.ConditionReady)
+		if err == nil && ready != nil && ready.ObservedGeneration == probe.GetGeneration() {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s was never reconciled (err %v, Ready %v)", obj.GetName(), err, ready)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a real controller
+	}
 }
 
 // waitCached polls the API server's own cache until it holds obj (Secrets

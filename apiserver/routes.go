@@ -71,15 +71,10 @@ func (s *Server) apiRoutes() chi.Router {
 				// Project resources (issue #6): members read; writes need
 				// manageProjectResources, tasks runProjectTasks and
 				// integrations updateProject, checked in each Routes().
-				r.Mount("/keys", s.keyRoutes())
-				r.Mount("/repositories", s.repositoryRoutes())
-				r.Mount("/inventory", s.inventoryRoutes())
-				r.Mount("/environment", s.environmentRoutes())
-				r.Mount("/templates", s.templateRoutes())
-				r.Mount("/views", s.viewRoutes())
-				r.Mount("/schedules", s.scheduleRoutes())
+				for _, res := range projectResources() {
+					r.Mount(res.mountPath(), res.routes(s))
+				}
 				r.Mount("/tasks", s.taskRoutes())
-				r.Mount("/integrations", s.integrationRoutes())
 
 				// updateProject.
 				r.With(require(permUpdateProject)).Put("/", s.updateProject)

@@ -3,15 +3,13 @@ package apiserver
 import (
 	"context"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/cron"
-	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
 // scheduleJSON is a schedule (api-contract.md). repository_id is set when
@@ -52,21 +50,31 @@ func (s *Server) toScheduleJSON(ctx context.Context, a *projectAccess, sch *bast
 	return out, template
 }
 
-// scheduleRoutes serves /project/{id}/schedules. Members read and validate;
-// writes need manageProjectResources.
-func (s *Server) scheduleRoutes() chi.Router {
-	r := chi.NewRouter()
-	r.Get("/", s.listSchedules)
-	r.Post("/validate", s.validateCron)
-	r.With(require(permManageProjectResources)).Post("/", s.createSchedule)
-	r.Route("/{schedule_id}", func(r chi.Router) {
-		r.Use(s.loadEntity("schedule_id", "schedule", func() client.ObjectList { return &bastionv1.ScheduleList{} }))
-		r.Get("/", s.getSchedule)
-		r.With(require(permManageProjectResources)).Put("/", s.updateSchedule)
-		r.With(require(permManageProjectResources)).Put("/active", s.setScheduleActive)
-		r.With(require(permManageProjectResources)).Delete("/", s.deleteSchedule)
-	})
-	return r
+// scheduleResource serves /project/{id}/schedules. Members read and
+// validate; writes need manageProjectResources. The project's list adds
+// each schedule's template name and is in id order.
+var scheduleResource = &resource[*bastionv1.Schedule, scheduleRequest, scheduleJSON]{
+	kind: kinds.Schedule, path: "/schedules", param: "schedule_id",
+	order: byID[*bastionv1.Schedule],
+	toJSON: func(s *Server, r *http.Request, sch *bastionv1.Schedule) (scheduleJSON, error) {
+		out, _ := s.toScheduleJSON(r.Context(), projectOf(r), sch)
+		return out, nil
+	},
+	listItem: func(s *Server, r *http.Request, sch *bastionv1.Schedule) (any, error) {
+		item, template := s.toScheduleJSON(r.Context(), projectOf(r), sch)
+		return scheduleListItem{scheduleJSON: item, TplName: template.Spec.DisplayName}, nil
+	},
+	listSample:    scheduleListItem{},
+	answerCreated: true,
+	build: func(s *Server, r *http.Request, req *scheduleRequest, old *bastionv1.Schedule) (func(*bastionv1.Schedule) error, error) {
+		active := old.Name == "" || old.Spec.Active // a new schedule is active
+		spec, err := s.scheduleSpec(r.Context(), projectOf(r), *req, active)
+		return func(sch *bastionv1.Schedule) error { sch.Spec = spec; return nil }, err
+	},
+	extend: func(s *Server, schedules, schedule chi.Router, writers func(http.Handler) http.Handler) {
+		schedules.Post("/validate", s.validateCron)
+		schedule.With(writers).Put("/active", s.setScheduleActive)
+	},
 }
 
 // scheduleRequest is the body of POST /schedules and PUT /schedules/{id}.
@@ -134,71 +142,6 @@ func (s *Server) validateCron(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
-	a := projectOf(r)
-	list := &bastionv1.ScheduleList{}
-	if err := s.opts.Client.List(r.Context(), list, inNS(a.namespace())); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	out := addressable(list.Items, func(sch *bastionv1.Schedule) scheduleListItem {
-		item, template := s.toScheduleJSON(r.Context(), a, sch)
-		return scheduleListItem{scheduleJSON: item, TplName: template.Spec.DisplayName}
-	})
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	respond(w, http.StatusOK, out)
-}
-
-func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request) {
-	out, _ := s.toScheduleJSON(r.Context(), projectOf(r), entity[*bastionv1.Schedule](r, "schedule_id"))
-	respond(w, http.StatusOK, out)
-}
-
-func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request) {
-	var req scheduleRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	a := projectOf(r)
-	spec, err := s.scheduleSpec(r.Context(), a, req, true)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	sch := &bastionv1.Schedule{Spec: spec}
-	id, err := s.createObject(r.Context(), a, sch, ids.CounterSchedule, spec.DisplayName)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "schedule", id, scheduleName(sch), "created")
-	out, _ := s.toScheduleJSON(r.Context(), a, sch)
-	respond(w, http.StatusCreated, out)
-}
-
-func (s *Server) updateSchedule(w http.ResponseWriter, r *http.Request) {
-	var req scheduleRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	if err := bodyID(r, "schedule_id", req.ID); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	sch := entity[*bastionv1.Schedule](r, "schedule_id")
-	spec, err := s.scheduleSpec(r.Context(), projectOf(r), req, sch.Spec.Active)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	if err := s.updateObject(r.Context(), sch, func() error { sch.Spec = spec; return nil }); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "schedule", idOf(sch), scheduleName(sch), "updated")
-	w.WriteHeader(http.StatusNoContent)
-}
-
 // setScheduleActive serves PUT /schedules/{id}/active {active}.
 func (s *Server) setScheduleActive(w http.ResponseWriter, r *http.Request) {
 	var req activeRequest
@@ -218,17 +161,6 @@ func (s *Server) setScheduleActive(w http.ResponseWriter, r *http.Request) {
 	if *req.Active {
 		verb = "activated"
 	}
-	s.objectEvent(r, "schedule", idOf(sch), scheduleName(sch), verb)
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// deleteSchedule deletes the schedule. Its tasks stay: they are history.
-func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) {
-	sch := entity[*bastionv1.Schedule](r, "schedule_id")
-	if err := s.deleteObject(r.Context(), sch); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "schedule", idOf(sch), scheduleName(sch), "deleted")
+	s.objectEvent(r, kinds.Schedule.Name, idOf(sch), kinds.ScheduleName(sch), verb)
 	w.WriteHeader(http.StatusNoContent)
 }

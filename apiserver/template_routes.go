@@ -6,41 +6,35 @@ import (
 	"sort"
 
 	"github.com/go-chi/chi/v5"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
-// templateRoutes serves /project/{id}/templates. Members read; writes
-// need manageProjectResources.
-func (s *Server) templateRoutes() chi.Router {
-	r := chi.NewRouter()
-	r.Get("/", s.listTemplates)
-	r.With(require(permManageProjectResources)).Post("/", s.createTemplate)
-	r.Route("/{template_id}", func(r chi.Router) {
-		r.Use(s.loadEntity("template_id", "template", func() client.ObjectList { return &bastionv1.TemplateList{} }))
-		r.Get("/", s.getTemplate)
-		r.Get("/refs", s.templateRefs)
-		r.Get("/tasks", s.templateTasks)
-		r.Get("/tasks/last", s.templateLastTasks)
-		r.Get("/schedules", s.templateSchedules)
-		r.With(require(permManageProjectResources)).Put("/", s.updateTemplate)
-		r.With(require(permManageProjectResources)).Delete("/", s.deleteTemplate)
-	})
-	return r
+// templateResource serves /project/{id}/templates. Members read; writes
+// need manageProjectResources. A template's schedules and tasks go with it
+// (its controller removes them, stored output included).
+var templateResource = &resource[*bastionv1.Template, templateRequest, templateJSON]{
+	kind: kinds.Template, path: "/templates", param: "template_id",
+	toJSON: (*Server).toTemplateJSON, answerCreated: true,
+	listAll: func(s *Server, r *http.Request) (any, error) {
+		return s.renderTemplates(r.Context(), projectOf(r), func(*bastionv1.Template) bool { return true })
+	},
+	listKey: "templates",
+	build:   buildTemplate,
+	afterWrite: func(s *Server, r *http.Request) {
+		s.listsChanged(projectOf(r))
+	},
+	refs: referencedBy(kinds.Template),
+	extend: func(s *Server, _, template chi.Router, _ func(http.Handler) http.Handler) {
+		template.Get("/tasks", s.templateTasks)
+		template.Get("/tasks/last", s.templateLastTasks)
+		template.Get("/schedules", s.templateSchedules)
+	},
 }
 
 func templateOf(r *http.Request) *bastionv1.Template {
 	return entity[*bastionv1.Template](r, "template_id")
-}
-
-// listTemplates answers every template of the project, by name, each with
-// its last task and task count, computed for all templates in one pass.
-func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) {
-	s.respondList(w, r, "templates", func() (any, error) {
-		return s.renderTemplates(r.Context(), projectOf(r), func(*bastionv1.Template) bool { return true })
-	})
 }
 
 // renderTemplates answers the project's templates that keep accepts, in
@@ -71,104 +65,26 @@ func (s *Server) renderTemplates(ctx context.Context, a *projectAccess, keep fun
 	return out, nil
 }
 
-func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request) {
+// toTemplateJSON renders one template with its last task and task count.
+func (s *Server) toTemplateJSON(r *http.Request, t *bastionv1.Template) (templateJSON, error) {
 	v, err := s.newTaskView(r.Context(), projectOf(r))
 	if err != nil {
-		failErr(w, r, err)
-		return
+		return templateJSON{}, err
 	}
-	respond(w, http.StatusOK, s.newTemplateRender(v).template(templateOf(r)))
+	return s.newTemplateRender(v).template(t), nil
 }
 
-func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) {
-	var req templateRequest
-	if !decode(w, r, &req) {
-		return
-	}
+// buildTemplate checks a request (spec §5 and the task-variable rules) and
+// maps its ids to references; keepLast is not part of the API, and stays
+// what kubectl set.
+func buildTemplate(s *Server, r *http.Request, req *templateRequest, old *bastionv1.Template) (func(*bastionv1.Template) error, error) {
 	if err := req.validate(); err != nil {
-		failErr(w, r, err)
-		return
+		return nil, err
 	}
-	a := projectOf(r)
-	spec, err := s.templateSpec(r.Context(), a, &req, "")
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	t := &bastionv1.Template{Spec: spec}
-	id, err := s.createObject(r.Context(), a, t, ids.CounterTemplate, spec.DisplayName)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.listsChanged(a)
-	s.objectEvent(r, "template", id, spec.DisplayName, "created")
-	v, err := s.newTaskView(r.Context(), a)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	respond(w, http.StatusCreated, s.newTemplateRender(v).template(t))
-}
-
-func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) {
-	var req templateRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	if err := bodyID(r, "template_id", req.ID); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	if err := req.validate(); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	t := templateOf(r)
-	spec, err := s.templateSpec(r.Context(), projectOf(r), &req, t.Name)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	err = s.updateObject(r.Context(), t, func() error {
-		spec.KeepLast = t.Spec.KeepLast // not part of the API: kubectl's to set
+	spec, err := s.templateSpec(r.Context(), projectOf(r), req, old.Name)
+	return func(t *bastionv1.Template) error {
+		spec.KeepLast = t.Spec.KeepLast
 		t.Spec = spec
 		return nil
-	})
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.listsChanged(projectOf(r))
-	s.objectEvent(r, "template", idOf(t), spec.DisplayName, "updated")
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// deleteTemplate refuses while a deploy template builds on it or an
-// integration starts it; otherwise it deletes the template's schedules,
-// then its tasks (objects, output and summaries), then the template.
-func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
-	t := templateOf(r)
-	if s.refuseIfReferenced(w, r, refTemplate, t.Name, t.Spec.DisplayName) {
-		return
-	}
-	if err := s.deleteSchedulesOf(r, t); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	if err := s.deleteTasksOf(r, t); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	if err := s.deleteObject(r.Context(), t); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.listsChanged(projectOf(r))
-	s.objectEvent(r, "template", idOf(t), t.Spec.DisplayName, "deleted")
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (s *Server) templateRefs(w http.ResponseWriter, r *http.Request) {
-	s.respondRefs(w, r, refTemplate, templateOf(r).Name)
+	}, err
 }

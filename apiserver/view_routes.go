@@ -1,16 +1,16 @@
 package apiserver
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
 // viewJSON is a view, a tab of the template list (api-contract.md).
@@ -25,21 +25,27 @@ func toViewJSON(a *projectAccess, v *bastionv1.View) viewJSON {
 	return viewJSON{ID: idOf(v), ProjectID: a.id, Title: v.Spec.Title, Position: v.Spec.Position}
 }
 
-// viewRoutes serves /project/{id}/views. Members read; writes need
-// manageProjectResources.
-func (s *Server) viewRoutes() chi.Router {
-	r := chi.NewRouter()
-	r.Get("/", s.listViews)
-	r.With(require(permManageProjectResources)).Post("/", s.createView)
-	r.With(require(permManageProjectResources)).Post("/positions", s.setViewPositions)
-	r.Route("/{view_id}", func(r chi.Router) {
-		r.Use(s.loadEntity("view_id", "view", func() client.ObjectList { return &bastionv1.ViewList{} }))
-		r.Get("/", s.getView)
-		r.Get("/templates", s.viewTemplates)
-		r.With(require(permManageProjectResources)).Put("/", s.updateView)
-		r.With(require(permManageProjectResources)).Delete("/", s.deleteView)
-	})
-	return r
+// viewResource serves /project/{id}/views. Members read; writes need
+// manageProjectResources. Views are listed as the tabs show them, by
+// position then id. A view's templates leave it when it goes (its
+// controller clears their viewRef).
+var viewResource = &resource[*bastionv1.View, viewRequest, viewJSON]{
+	kind: kinds.View, path: "/views", param: "view_id",
+	order: func(a, b *bastionv1.View) int {
+		return cmp.Or(cmp.Compare(a.Spec.Position, b.Spec.Position), byID(a, b))
+	},
+	toJSON: func(_ *Server, r *http.Request, v *bastionv1.View) (viewJSON, error) {
+		return toViewJSON(projectOf(r), v), nil
+	},
+	answerCreated: true,
+	build: func(_ *Server, _ *http.Request, req *viewRequest, _ *bastionv1.View) (func(*bastionv1.View) error, error) {
+		spec, err := req.spec()
+		return func(v *bastionv1.View) error { v.Spec = spec; return nil }, err
+	},
+	extend: func(s *Server, views, view chi.Router, writers func(http.Handler) http.Handler) {
+		views.With(writers).Post("/positions", s.setViewPositions)
+		view.Get("/templates", s.viewTemplates)
+	},
 }
 
 // viewRequest is the body of POST /views and PUT /views/{view_id}.
@@ -59,122 +65,6 @@ func (req viewRequest) spec() (bastionv1.ViewSpec, error) {
 		return bastionv1.ViewSpec{}, badRequest("Must be 0 or greater")
 	}
 	return bastionv1.ViewSpec{Title: title, Position: req.Position}, nil
-}
-
-func (s *Server) listViews(w http.ResponseWriter, r *http.Request) {
-	a := projectOf(r)
-	list := &bastionv1.ViewList{}
-	if err := s.opts.Client.List(r.Context(), list, inNS(a.namespace())); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	out := addressable(list.Items, func(v *bastionv1.View) viewJSON { return toViewJSON(a, v) })
-	sortByPosition(out)
-	respond(w, http.StatusOK, out)
-}
-
-// sortByPosition orders views as the tabs show them: position, then id.
-func sortByPosition(views []viewJSON) {
-	sort.Slice(views, func(i, j int) bool {
-		if views[i].Position != views[j].Position {
-			return views[i].Position < views[j].Position
-		}
-		return views[i].ID < views[j].ID
-	})
-}
-
-func (s *Server) getView(w http.ResponseWriter, r *http.Request) {
-	respond(w, http.StatusOK, toViewJSON(projectOf(r), entity[*bastionv1.View](r, "view_id")))
-}
-
-func (s *Server) createView(w http.ResponseWriter, r *http.Request) {
-	var req viewRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	spec, err := req.spec()
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	a := projectOf(r)
-	view := &bastionv1.View{Spec: spec}
-	id, err := s.createObject(r.Context(), a, view, ids.CounterView, spec.Title)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "view", id, spec.Title, "created")
-	respond(w, http.StatusCreated, toViewJSON(a, view))
-}
-
-func (s *Server) updateView(w http.ResponseWriter, r *http.Request) {
-	var req viewRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	if err := bodyID(r, "view_id", req.ID); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	spec, err := req.spec()
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	view := entity[*bastionv1.View](r, "view_id")
-	if err := s.updateObject(r.Context(), view, func() error { view.Spec = spec; return nil }); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "view", idOf(view), spec.Title, "updated")
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// deleteView deletes the view; its templates move to no view (the "All"
-// tab), as Semaphore's view_id ON DELETE SET NULL does, rather than keep a
-// reference to a view that no longer exists.
-func (s *Server) deleteView(w http.ResponseWriter, r *http.Request) {
-	view := entity[*bastionv1.View](r, "view_id")
-	templates, err := s.templatesInView(r, view.Name)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	for _, t := range templates {
-		err := s.updateObject(r.Context(), t, func() error {
-			if named(view.Name, t.Spec.ViewRef) {
-				t.Spec.ViewRef = nil
-			}
-			return nil
-		})
-		if client.IgnoreNotFound(err) != nil {
-			failErr(w, r, err)
-			return
-		}
-	}
-	if err := s.deleteObject(r.Context(), view); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	s.objectEvent(r, "view", idOf(view), view.Spec.Title, "deleted")
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// templatesInView lists the templates of the route's project whose view is
-// the one called name.
-func (s *Server) templatesInView(r *http.Request, name string) ([]*bastionv1.Template, error) {
-	list := &bastionv1.TemplateList{}
-	if err := s.opts.Client.List(r.Context(), list, inNS(projectOf(r).namespace())); err != nil {
-		return nil, err
-	}
-	var out []*bastionv1.Template
-	for i := range list.Items {
-		if t := &list.Items[i]; t.DeletionTimestamp.IsZero() && named(name, t.Spec.ViewRef) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
 }
 
 // setViewPositions serves POST /views/positions {"<view_id>": position}.

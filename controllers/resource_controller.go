@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +21,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
 // ResourceReconciler reconciles one of the kinds whose controller only
@@ -40,57 +40,14 @@ type ResourceReconciler[T readyObject] struct {
 	Kind    ResourceKind[T]
 }
 
-// ResourceKind describes one kind to a ResourceReconciler.
+// ResourceKind is one kind's descriptor (internal/kinds: type, counter,
+// references, conditions), with what only its reconciler does.
 type ResourceKind[T readyObject] struct {
-	// Name names the controller and the kind's id counter.
-	Name string
-	// New returns an empty object; NewList an empty list of the kind.
-	New     func() T
-	NewList func() client.ObjectList
-	// References lists the objects this one refers to.
-	References func(T) []Reference
-	// Referenced are the kinds References may name; they are watched, so
-	// that an object is checked again when something it names appears.
-	Referenced []RefKind
+	kinds.Kind[T]
 	// ReconcileSpec, when set, writes to the object's spec before the
 	// references are checked (Integration gives its list items ids).
 	ReconcileSpec func(ctx context.Context, r *ResourceReconciler[T], obj T) error
 }
-
-// Reference names an object in the referring object's namespace.
-type Reference struct {
-	Kind RefKind
-	Name string
-}
-
-// RefKind is a kind of referenced object.
-type RefKind struct {
-	// Noun names it in a Ready message ("key", "repository").
-	Noun string
-	// Object is its type. Secrets are watched and read as metadata only:
-	// the reconcilers need to know that a Secret exists, never its data,
-	// and so never hold every Secret of the cluster in memory.
-	Object client.Object
-	// IsKey: the Secret must also carry LabelKeyType.
-	IsKey bool
-}
-
-// The kinds of referenced objects.
-var (
-	RefKey         = RefKind{Noun: "key", Object: &corev1.Secret{}, IsKey: true}
-	RefSecret      = RefKind{Noun: "secret", Object: &corev1.Secret{}}
-	RefRepository  = RefKind{Noun: "repository", Object: &bastionv1.Repository{}}
-	RefTemplate    = RefKind{Noun: "template", Object: &bastionv1.Template{}}
-	RefIntegration = RefKind{Noun: "integration", Object: &bastionv1.Integration{}}
-	RefEnvironment = RefKind{Noun: "environment", Object: &bastionv1.Environment{}}
-	RefInventory   = RefKind{Noun: "inventory", Object: &bastionv1.Inventory{}}
-	RefView        = RefKind{Noun: "view", Object: &bastionv1.View{}}
-)
-
-// referencesField indexes objects by what they refer to, as
-// "<type>/<name>", so that an appearing Secret or Repository finds the
-// objects that wait for it in the cache.
-const referencesField = ".spec.references"
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=inventories;environments;repositories;templates;views;integrations;integrationaliases,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=inventories/status;environments/status;repositories/status;templates/status;views/status;integrations/status;integrationaliases/status,verbs=patch
@@ -125,7 +82,7 @@ func (r *ResourceReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request)
 // reconcileReferences sets Ready: True when every referenced object exists,
 // False naming each one that does not.
 func (r *ResourceReconciler[T]) reconcileReferences(ctx context.Context, obj T) error {
-	refs := r.Kind.References(obj)
+	refs := r.Kind.ReferencesOf(obj)
 	var missing []string
 	for _, ref := range refs {
 		problem, err := r.checkReference(ctx, obj.GetNamespace(), ref)
@@ -148,41 +105,31 @@ func (r *ResourceReconciler[T]) reconcileReferences(ctx context.Context, obj T) 
 }
 
 // checkReference says what is wrong with ref, or "" if nothing is.
-func (r *ResourceReconciler[T]) checkReference(ctx context.Context, namespace string, ref Reference) (string, error) {
-	target := ref.Kind.newObject()
+func (r *ResourceReconciler[T]) checkReference(ctx context.Context, namespace string, ref kinds.Reference) (string, error) {
+	target := newTarget(ref.Target)
 	err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, target)
 	switch {
 	case apierrors.IsNotFound(err):
-		return fmt.Sprintf("%s %q not found", ref.Kind.Noun, ref.Name), nil
+		return fmt.Sprintf("%s %q not found", ref.Target.Noun, ref.Name), nil
 	case err != nil:
 		return "", err
-	case ref.Kind.IsKey && !isKey(target):
+	case ref.Target.IsKey && !isKey(target):
 		return fmt.Sprintf("secret %q is not a key (it has no %s label)", ref.Name, bastionv1.LabelKeyType), nil
 	}
 	return "", nil
 }
 
-// SetupWithManager registers the kind's controller, the index of its
-// references and a watch on every kind it refers to.
+// SetupWithManager registers the kind's controller and a watch on every
+// kind it refers to. The index of its references is registered for every
+// kind at once (kinds.IndexReferences, in Setup): the API reads it too.
 func (r *ResourceReconciler[T]) SetupWithManager(mgr ctrl.Manager) error {
-	err := mgr.GetFieldIndexer().IndexField(context.Background(), r.Kind.New(), referencesField, func(o client.Object) []string {
-		var keys []string
-		for _, ref := range r.Kind.References(o.(T)) {
-			keys = append(keys, ref.Kind.indexKey(ref.Name))
-		}
-		return keys
-	})
-	if err != nil {
-		return fmt.Errorf("indexing %s references: %w", r.Kind.Name, err)
-	}
-
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(r.Kind.New(), builder.WithPredicates(specOrLabelsChanged)).
 		Named(r.Kind.Name)
 	for _, kind := range r.Kind.Referenced {
 		// Appearing, disappearing and (for keys) gaining the key label are
 		// what can change a reference's answer.
-		if kind.isSecret() {
+		if kind.IsSecret() {
 			// Secrets are watched per project namespace (SecretWatches),
 			// which passes on only creations, deletions and label changes.
 			b = b.WatchesRawSource(r.secretSource(kind))
@@ -196,7 +143,7 @@ func (r *ResourceReconciler[T]) SetupWithManager(mgr ctrl.Manager) error {
 
 // secretSource queues the objects that refer to a Secret of kind when one
 // appears, goes or is relabelled.
-func (r *ResourceReconciler[T]) secretSource(kind RefKind) source.Source {
+func (r *ResourceReconciler[T]) secretSource(kind kinds.Target) source.Source {
 	referencing := r.referencing(kind)
 	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		r.Secrets.Listen(func(secret *metav1.PartialObjectMetadata) {
@@ -215,11 +162,11 @@ var specOrLabelsChanged = predicate.Or(predicate.GenerationChangedPredicate{}, p
 
 // referencing maps an object of a referenced kind to the objects of this
 // kind that refer to it.
-func (r *ResourceReconciler[T]) referencing(kind RefKind) handler.MapFunc {
+func (r *ResourceReconciler[T]) referencing(kind kinds.Target) handler.MapFunc {
 	return func(ctx context.Context, target client.Object) []reconcile.Request {
 		list := r.Kind.NewList()
 		err := r.List(ctx, list, client.InNamespace(target.GetNamespace()),
-			client.MatchingFields{referencesField: kind.indexKey(target.GetName())})
+			client.MatchingFields{kinds.ReferencesField: kind.IndexKey(target.GetName())})
 		if err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "listing objects that refer to", "kind", kind.Noun, "name", target.GetName())
 			return nil
@@ -233,23 +180,12 @@ func (r *ResourceReconciler[T]) referencing(kind RefKind) handler.MapFunc {
 	}
 }
 
-func (k RefKind) isSecret() bool {
-	_, ok := k.Object.(*corev1.Secret)
-	return ok
-}
-
-// newObject is what a reference is read into: metadata only for Secrets.
-func (k RefKind) newObject() client.Object {
-	if k.isSecret() {
+// newTarget is what a reference is read into: metadata only for Secrets.
+func newTarget(t kinds.Target) client.Object {
+	if t.IsSecret() {
 		return secretMetadata()
 	}
-	return k.Object.DeepCopyObject().(client.Object)
-}
-
-// indexKey is a referenced object's key in referencesField. Keys and plain
-// Secrets share one: both are Secrets, and one watch serves both.
-func (k RefKind) indexKey(name string) string {
-	return fmt.Sprintf("%T/%s", k.Object, name)
+	return t.Object.DeepCopyObject().(client.Object)
 }
 
 // secretMetadata is an empty Secret read as metadata only. Controllers need
@@ -268,80 +204,19 @@ type reconcilerSetup interface{ SetupWithManager(ctrl.Manager) error }
 // resourceReconcilers returns the ResourceReconcilers, one per kind.
 func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretWatches) []reconcilerSetup {
 	return []reconcilerSetup{
-		&ResourceReconciler[*bastionv1.Inventory]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Inventory]{
-			Name:    ids.CounterInventory,
-			New:     func() *bastionv1.Inventory { return &bastionv1.Inventory{} },
-			NewList: func() client.ObjectList { return &bastionv1.InventoryList{} },
-			References: func(o *bastionv1.Inventory) []Reference {
-				return slices.Concat(ref(RefKey, &o.Spec.SSHKeyRef), ref(RefKey, o.Spec.BecomeKeyRef), ref(RefRepository, o.Spec.RepositoryRef))
-			},
-			Referenced: []RefKind{RefKey, RefRepository},
-		}},
-		&ResourceReconciler[*bastionv1.Environment]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Environment]{
-			Name:       ids.CounterEnvironment,
-			New:        func() *bastionv1.Environment { return &bastionv1.Environment{} },
-			NewList:    func() client.ObjectList { return &bastionv1.EnvironmentList{} },
-			References: func(o *bastionv1.Environment) []Reference { return ref(RefSecret, o.Spec.SecretRef) },
-			Referenced: []RefKind{RefSecret},
-		}},
-		&ResourceReconciler[*bastionv1.Repository]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Repository]{
-			Name:       ids.CounterRepository,
-			New:        func() *bastionv1.Repository { return &bastionv1.Repository{} },
-			NewList:    func() client.ObjectList { return &bastionv1.RepositoryList{} },
-			References: func(o *bastionv1.Repository) []Reference { return ref(RefKey, &o.Spec.SSHKeyRef) },
-			Referenced: []RefKind{RefKey},
-		}},
-		&ResourceReconciler[*bastionv1.Template]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Template]{
-			Name:       ids.CounterTemplate,
-			New:        func() *bastionv1.Template { return &bastionv1.Template{} },
-			NewList:    func() client.ObjectList { return &bastionv1.TemplateList{} },
-			References: templateReferences,
-			Referenced: []RefKind{RefRepository, RefEnvironment, RefInventory, RefView, RefTemplate, RefKey},
-		}},
-		&ResourceReconciler[*bastionv1.View]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.View]{
-			Name:       ids.CounterView,
-			New:        func() *bastionv1.View { return &bastionv1.View{} },
-			NewList:    func() client.ObjectList { return &bastionv1.ViewList{} },
-			References: func(*bastionv1.View) []Reference { return nil },
-		}},
-		&ResourceReconciler[*bastionv1.Integration]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Integration]{
-			Name:    ids.CounterIntegration,
-			New:     func() *bastionv1.Integration { return &bastionv1.Integration{} },
-			NewList: func() client.ObjectList { return &bastionv1.IntegrationList{} },
-			References: func(o *bastionv1.Integration) []Reference {
-				return slices.Concat(ref(RefTemplate, o.Spec.TemplateRef), ref(RefKey, o.Spec.AuthSecretRef))
-			},
-			Referenced:    []RefKind{RefTemplate, RefKey},
-			ReconcileSpec: assignIntegrationItemIDs,
-		}},
-		&ResourceReconciler[*bastionv1.IntegrationAlias]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.IntegrationAlias]{
-			Name:       ids.CounterIntegrationAlias,
-			New:        func() *bastionv1.IntegrationAlias { return &bastionv1.IntegrationAlias{} },
-			NewList:    func() client.ObjectList { return &bastionv1.IntegrationAliasList{} },
-			References: func(o *bastionv1.IntegrationAlias) []Reference { return ref(RefIntegration, o.Spec.IntegrationRef) },
-			Referenced: []RefKind{RefIntegration},
-		}},
+		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.Inventory]{Kind: kinds.Inventory}),
+		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.Environment]{Kind: kinds.Environment}),
+		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.Repository]{Kind: kinds.Repository}),
+		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.Template]{Kind: kinds.Template}),
+		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.View]{Kind: kinds.View}),
+		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.Integration]{
+			Kind: kinds.Integration, ReconcileSpec: assignIntegrationItemIDs}),
+		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.IntegrationAlias]{Kind: kinds.IntegrationAlias}),
 	}
 }
 
-// templateReferences are what a template runs with: its repository,
-// environment, inventory, view, build template and vault keys.
-func templateReferences(o *bastionv1.Template) []Reference {
-	refs := slices.Concat(
-		ref(RefRepository, &o.Spec.RepositoryRef), ref(RefEnvironment, &o.Spec.EnvironmentRef),
-		ref(RefInventory, o.Spec.InventoryRef), ref(RefView, o.Spec.ViewRef), ref(RefTemplate, o.Spec.BuildTemplateRef))
-	for i := range o.Spec.Vaults {
-		refs = append(refs, ref(RefKey, &o.Spec.Vaults[i].KeyRef)...)
-	}
-	return refs
-}
-
-// ref is the reference an optional *ObjectRef makes, if it is set.
-func ref(kind RefKind, r *bastionv1.ObjectRef) []Reference {
-	if r == nil || r.Name == "" {
-		return nil
-	}
-	return []Reference{{Kind: kind, Name: r.Name}}
+func resourceReconciler[T readyObject](c client.Client, alloc *ids.Allocator, secrets *SecretWatches, kind ResourceKind[T]) *ResourceReconciler[T] {
+	return &ResourceReconciler[T]{Client: c, IDs: alloc, Secrets: secrets, Kind: kind}
 }
 
 // assignIntegrationItemIDs gives every matcher and extracted value without

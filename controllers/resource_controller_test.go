@@ -11,24 +11,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
-// resourceConditions reads the status conditions of the kinds that the
-// ResourceReconciler serves.
+// resourceConditions reads the status conditions of obj, through its
+// kind's descriptor.
 func resourceConditions(obj client.Object) []metav1.Condition {
-	switch o := obj.(type) {
-	case *bastionv1.Inventory:
-		return o.Status.Conditions
-	case *bastionv1.Environment:
-		return o.Status.Conditions
-	case *bastionv1.Repository:
-		return o.Status.Conditions
-	case *bastionv1.View:
-		return o.Status.Conditions
-	case *bastionv1.Integration:
-		return o.Status.Conditions
-	case *bastionv1.IntegrationAlias:
-		return o.Status.Conditions
+	if kind := kinds.For(obj); kind != nil && kind.ConditionsOf(obj) != nil {
+		return *kind.ConditionsOf(obj)
 	}
 	panic("no conditions for " + obj.GetName())
 }

@@ -19,6 +19,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 	"github.com/bastion-dev/bastion/internal/nsaccess"
 	"github.com/bastion-dev/bastion/internal/store"
 )
@@ -146,14 +147,18 @@ func setupIDs(mgr ctrl.Manager, opts Options) (*ids.Allocator, error) {
 	if alloc == nil {
 		alloc = &ids.Allocator{Client: direct}
 	}
-	// Keys (Secrets) are not cached, so not indexed: they are found by
-	// label (see SecretWatches).
-	err = ids.IndexByID(context.Background(), mgr.GetFieldIndexer(),
-		&bastionv1.Project{}, &bastionv1.User{}, &bastionv1.Template{}, &bastionv1.Task{},
-		&bastionv1.Schedule{}, &bastionv1.Inventory{}, &bastionv1.Environment{},
-		&bastionv1.Repository{}, &bastionv1.View{}, &bastionv1.Integration{},
-		&bastionv1.IntegrationAlias{})
-	if err != nil {
+	numbered := []client.Object{&bastionv1.Project{}, &bastionv1.User{}, &bastionv1.Task{}}
+	for _, kind := range kinds.All() {
+		// Keys (Secrets) are not cached, so not indexed: they are found by
+		// label (see SecretWatches).
+		if obj := kind.NewObject(); !isSecret(obj) {
+			numbered = append(numbered, obj)
+		}
+	}
+	if err := ids.IndexByID(context.Background(), mgr.GetFieldIndexer(), numbered...); err != nil {
+		return nil, err
+	}
+	if err := kinds.IndexReferences(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return nil, err
 	}
 	// On a cluster the install creates the manager's namespace; a manager run
@@ -200,4 +205,9 @@ func CacheOptions(managerNamespace string) cache.Options {
 		opts.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: map[string]cache.Config{managerNamespace: {}}}
 	}
 	return opts
+}
+
+func isSecret(obj client.Object) bool {
+	_, ok := obj.(*corev1.Secret)
+	return ok
 }

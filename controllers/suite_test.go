@@ -51,6 +51,13 @@ var suiteStore store.Store
 // running against it in the background.
 var k8sClient client.Client
 
+// suiteCache is the manager's own client, which reads its cache and its
+// indexes, as the API server's does.
+var suiteCache client.Client
+
+// suiteCacheSynced waits until the manager's cache has started and synced.
+var suiteCacheSynced func(context.Context) bool
+
 // testEnv is the suite's envtest environment (kubectl_test.go makes
 // kubeconfigs from it).
 var testEnv *envtest.Environment
@@ -141,6 +148,7 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 	if err := controllers.Setup(mgr, suiteOptions); err != nil {
 		return nil, err
 	}
+	suiteCache, suiteCacheSynced = mgr.GetClient(), mgr.GetCache().WaitForCacheSync
 	// Tests read through a direct client so they see the apiserver, not a
 	// cache that may lag.
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})

@@ -15,6 +15,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
 // Export reads the project's objects from its namespace into a Backup.
@@ -32,7 +33,7 @@ import (
 // point at the culprits.
 func Export(ctx context.Context, c client.Reader, project *bastionv1.Project) (*Backup, error) {
 	ns := bastionv1.ProjectNamespace(project.Name)
-	x := &exporter{ctx: ctx, c: c, ns: ns}
+	x := &exporter{ctx: ctx, c: c, ns: ns, names: map[string]map[string]string{}}
 	b := &Backup{
 		Meta: Meta{
 			Name:             project.Spec.DisplayName,
@@ -74,39 +75,35 @@ func Export(ctx context.Context, c client.Reader, project *bastionv1.Project) (*
 	}
 
 	keyItems := live(keys.Items)
-	x.keys = names(keyItems, func(s *metav1.PartialObjectMetadata) string {
-		return cmp.Or(s.Annotations[bastionv1.AnnotationDisplayName], s.Name)
-	})
-	repoItems := live(repositories.Items)
-	x.repositories = names(repoItems, func(r *bastionv1.Repository) string { return r.Spec.DisplayName })
-	invItems := live(inventories.Items)
-	x.inventories = names(invItems, func(i *bastionv1.Inventory) string { return i.Spec.DisplayName })
-	envItems := live(environments.Items)
-	x.environments = names(envItems, func(e *bastionv1.Environment) string { return e.Spec.DisplayName })
-	viewItems := live(views.Items)
-	x.views = names(viewItems, func(v *bastionv1.View) string { return v.Spec.Title })
-	tplItems := live(templates.Items)
-	x.templates = names(tplItems, func(t *bastionv1.Template) string { return t.Spec.DisplayName })
-	intItems := live(integrations.Items)
-	x.integrations = names(intItems, func(i *bastionv1.Integration) string { return i.Spec.DisplayName })
+	x.names[kinds.Key.Name] = names(keyItems, func(s *metav1.PartialObjectMetadata) string { return kinds.KeyName(s) })
+	repoItems := track(x, kinds.Repository, repositories.Items)
+	invItems := track(x, kinds.Inventory, inventories.Items)
+	envItems := track(x, kinds.Environment, environments.Items)
+	viewItems := track(x, kinds.View, views.Items)
+	tplItems := track(x, kinds.Template, templates.Items)
+	schedItems := track(x, kinds.Schedule, schedules.Items)
+	intItems := track(x, kinds.Integration, integrations.Items)
+	aliasItems := track(x, kinds.IntegrationAlias, aliases.Items)
+	if missing := x.missingReferences(); len(missing) > 0 {
+		return nil, fmt.Errorf("the project cannot be backed up, because objects refer to objects that do not exist: %s",
+			strings.Join(missing, "; "))
+	}
 
 	for _, s := range keyItems {
-		b.Keys = append(b.Keys, Key{Name: x.keys[s.Name], Type: s.Labels[bastionv1.LabelKeyType]})
+		b.Keys = append(b.Keys, Key{Name: x.names[kinds.Key.Name][s.Name], Type: s.Labels[bastionv1.LabelKeyType]})
 	}
 	for _, r := range repoItems {
-		x.at("repository", r.Spec.DisplayName)
 		b.Repositories = append(b.Repositories, Repository{
-			Name: x.repositories[r.Name], GitURL: r.Spec.GitURL, GitBranch: r.Spec.GitBranch,
-			SSHKey: x.ref(x.keys, "key", &r.Spec.SSHKeyRef),
+			Name: x.name(kinds.Repository, r), GitURL: r.Spec.GitURL, GitBranch: r.Spec.GitBranch,
+			SSHKey: x.ref(kinds.Key, &r.Spec.SSHKeyRef),
 		})
 	}
 	for _, i := range invItems {
-		x.at("inventory", i.Spec.DisplayName)
 		b.Inventories = append(b.Inventories, Inventory{
-			Name: x.inventories[i.Name], Type: string(i.Spec.Type), Inventory: i.Spec.Inventory,
-			SSHKey:     x.ref(x.keys, "key", &i.Spec.SSHKeyRef),
-			BecomeKey:  x.ref(x.keys, "key", i.Spec.BecomeKeyRef),
-			Repository: x.ref(x.repositories, "repository", i.Spec.RepositoryRef),
+			Name: x.name(kinds.Inventory, i), Type: string(i.Spec.Type), Inventory: i.Spec.Inventory,
+			SSHKey:     x.ref(kinds.Key, &i.Spec.SSHKeyRef),
+			BecomeKey:  x.ref(kinds.Key, i.Spec.BecomeKeyRef),
+			Repository: x.ref(kinds.Repository, i.Spec.RepositoryRef),
 		})
 	}
 	for _, e := range envItems {
@@ -117,7 +114,7 @@ func Export(ctx context.Context, c client.Reader, project *bastionv1.Project) (*
 		b.Environments = append(b.Environments, env)
 	}
 	for _, v := range viewItems {
-		b.Views = append(b.Views, View{Title: x.views[v.Name], Position: v.Spec.Position})
+		b.Views = append(b.Views, View{Title: x.name(kinds.View, v), Position: v.Spec.Position})
 	}
 
 	// A template's `cron` is written only when it has one schedule and that
@@ -125,7 +122,6 @@ func Export(ctx context.Context, c client.Reader, project *bastionv1.Project) (*
 	// on this", which two schedules or an inactive one would belie.
 	// Schedules has them all either way.
 	perTemplate := map[string]int{}
-	schedItems := live(schedules.Items)
 	for _, s := range schedItems {
 		perTemplate[s.Spec.TemplateRef.Name]++
 	}
@@ -144,33 +140,24 @@ func Export(ctx context.Context, c client.Reader, project *bastionv1.Project) (*
 		b.Templates = append(b.Templates, tpl)
 	}
 	for _, s := range schedItems {
-		x.at("schedule", cmp.Or(s.Spec.DisplayName, s.Name))
 		b.Schedules = append(b.Schedules, Schedule{
-			Name: s.Spec.DisplayName, Template: x.ref(x.templates, "template", &s.Spec.TemplateRef),
+			Name: s.Spec.DisplayName, Template: x.ref(kinds.Template, &s.Spec.TemplateRef),
 			CronFormat: s.Spec.CronFormat, Active: &s.Spec.Active,
 			RunOnlyOnNewCommit: s.Spec.RunOnlyOnNewCommit,
-			Repository:         x.ref(x.repositories, "repository", s.Spec.RepositoryRef),
+			Repository:         x.ref(kinds.Repository, s.Spec.RepositoryRef),
 		})
 	}
 
 	aliasesOf := map[string][]string{}
-	for _, a := range live(aliases.Items) {
+	for _, a := range aliasItems {
 		if a.Spec.IntegrationRef == nil {
 			b.IntegrationAliases = append(b.IntegrationAliases, a.Name)
 			continue
 		}
-		x.at("integration alias", a.Name)
-		if x.ref(x.integrations, "integration", a.Spec.IntegrationRef) != "" {
-			aliasesOf[a.Spec.IntegrationRef.Name] = append(aliasesOf[a.Spec.IntegrationRef.Name], a.Name)
-		}
+		aliasesOf[a.Spec.IntegrationRef.Name] = append(aliasesOf[a.Spec.IntegrationRef.Name], a.Name)
 	}
 	for _, i := range intItems {
 		b.Integrations = append(b.Integrations, x.integration(i, aliasesOf[i.Name]))
-	}
-
-	if len(x.missing) > 0 {
-		return nil, fmt.Errorf("the project cannot be backed up, because objects refer to objects that do not exist: %s",
-			strings.Join(x.missing, "; "))
 	}
 	return b, nil
 }
@@ -179,31 +166,66 @@ type exporter struct {
 	ctx context.Context
 	c   client.Reader
 	ns  string
-	// metadata.name → name in the file, per kind.
-	keys, repositories, inventories, environments, views, templates, integrations map[string]string
-	// where names the object being exported, for missing-reference messages.
-	where   string
-	missing []string
+	// names maps, per kind (kinds.Kind.Name), metadata.name → name in the file.
+	names map[string]map[string]string
+	// objects are the exported objects, with their kinds, whose references
+	// must all resolve.
+	objects []tracked
 }
 
-func (x *exporter) at(kind, name string) { x.where = fmt.Sprintf("%s %q", kind, name) }
+type tracked struct {
+	kind kinds.Descriptor
+	obj  client.Object
+}
 
-// ref is the file's name for a referenced object; "" for no reference. A
-// reference to nothing is recorded, and Export fails once all are known.
-func (x *exporter) ref(names map[string]string, noun string, ref *bastionv1.ObjectRef) string {
+// track takes the live objects of a kind in file order, names them in the
+// file after the kind's display name and keeps them for the check of
+// references.
+func track[T any, PT interface {
+	*T
+	client.Object
+}](x *exporter, kind kinds.Kind[PT], items []T) []PT {
+	out := live[T, PT](items)
+	x.names[kind.Name] = names(out, kind.Display)
+	for _, obj := range out {
+		x.objects = append(x.objects, tracked{kind, obj})
+	}
+	return out
+}
+
+// missingReferences names every reference, of every field the kinds'
+// descriptors know, to an object of the project that does not exist. An
+// environment's own Secret is not checked: nothing of it but its
+// variables' names reaches the file.
+func (x *exporter) missingReferences() []string {
+	var missing []string
+	for _, t := range x.objects {
+		for _, ref := range t.kind.ReferencesOf(t.obj) {
+			if known, ok := x.names[ref.Target.Noun]; ok && known[ref.Name] == "" {
+				missing = append(missing, fmt.Sprintf("%s %q: %s %q does not exist",
+					t.kind.KindName(), cmp.Or(t.kind.DisplayOf(t.obj), t.obj.GetName()), ref.Target.Noun, ref.Name))
+			}
+		}
+	}
+	return missing
+}
+
+// name is obj's name in the file.
+func (x *exporter) name(kind kinds.Descriptor, obj client.Object) string {
+	return x.names[kind.KindName()][obj.GetName()]
+}
+
+// ref is the file's name for an object of kind that ref names; "" for no
+// reference (missingReferences has refused dangling ones).
+func (x *exporter) ref(kind kinds.Descriptor, ref *bastionv1.ObjectRef) string {
 	if ref == nil || ref.Name == "" {
 		return ""
 	}
-	if name, ok := names[ref.Name]; ok {
-		return name
-	}
-	x.missing = append(x.missing, fmt.Sprintf("%s: %s %q does not exist", x.where, noun, ref.Name))
-	return ""
+	return x.names[kind.KindName()][ref.Name]
 }
 
 func (x *exporter) environment(e *bastionv1.Environment) (Environment, error) {
-	x.at("environment", e.Spec.DisplayName)
-	out := Environment{Name: x.environments[e.Name], JSON: "{}", Env: "{}"}
+	out := Environment{Name: x.name(kinds.Environment, e), JSON: "{}", Env: "{}"}
 	if e.Spec.ExtraVars != nil && len(e.Spec.ExtraVars.Raw) > 0 {
 		out.JSON = string(e.Spec.ExtraVars.Raw)
 	}
@@ -241,20 +263,19 @@ func (x *exporter) environment(e *bastionv1.Environment) (Environment, error) {
 }
 
 func (x *exporter) template(t *bastionv1.Template) (Template, error) {
-	x.at("template", t.Spec.DisplayName)
 	s := t.Spec
 	out := Template{
-		Name: x.templates[t.Name], Description: s.Description, Type: string(s.Type), App: string(s.App),
+		Name: x.name(kinds.Template, t), Description: s.Description, Type: string(s.Type), App: string(s.App),
 		Playbook: s.Playbook, AllowOverrideArgsInTask: s.AllowOverrideArgsInTask,
 		AllowOverrideBranchInTask: s.AllowOverrideBranchInTask, AllowOverrideInventoryInTask: s.AllowOverrideInventoryInTask,
 		AllowOverridePlaybookInTask: s.AllowOverridePlaybookInTask, AllowOverrideExtraVarsInTask: s.AllowOverrideExtraVarsInTask,
 		SuppressSuccessAlerts: s.SuppressSuccessAlerts, Autorun: s.Autorun, GitBranch: s.GitBranch,
 		StartVersion: s.StartVersion, KeepLast: s.KeepLast,
-		Repository:    x.ref(x.repositories, "repository", &s.RepositoryRef),
-		Environment:   x.ref(x.environments, "environment", &s.EnvironmentRef),
-		Inventory:     x.ref(x.inventories, "inventory", s.InventoryRef),
-		View:          x.ref(x.views, "view", s.ViewRef),
-		BuildTemplate: x.ref(x.templates, "template", s.BuildTemplateRef),
+		Repository:    x.ref(kinds.Repository, &s.RepositoryRef),
+		Environment:   x.ref(kinds.Environment, &s.EnvironmentRef),
+		Inventory:     x.ref(kinds.Inventory, s.InventoryRef),
+		View:          x.ref(kinds.View, s.ViewRef),
+		BuildTemplate: x.ref(kinds.Template, s.BuildTemplateRef),
 	}
 	if len(s.Arguments) > 0 {
 		text, err := json.Marshal(s.Arguments)
@@ -271,18 +292,17 @@ func (x *exporter) template(t *bastionv1.Template) (Template, error) {
 		out.SurveyVars = append(out.SurveyVars, sv)
 	}
 	for _, v := range s.Vaults {
-		out.Vaults = append(out.Vaults, Vault{Name: v.Name, VaultKey: x.ref(x.keys, "key", &v.KeyRef)})
+		out.Vaults = append(out.Vaults, Vault{Name: v.Name, VaultKey: x.ref(kinds.Key, &v.KeyRef)})
 	}
 	return out, nil
 }
 
 func (x *exporter) integration(i *bastionv1.Integration, aliases []string) Integration {
-	x.at("integration", i.Spec.DisplayName)
 	s := i.Spec
 	out := Integration{
-		Name: x.integrations[i.Name], Template: x.ref(x.templates, "template", s.TemplateRef),
+		Name: x.name(kinds.Integration, i), Template: x.ref(kinds.Template, s.TemplateRef),
 		AuthMethod: string(s.AuthMethod), AuthHeader: s.AuthHeader,
-		AuthSecret: x.ref(x.keys, "key", s.AuthSecretRef), Searchable: s.Searchable,
+		AuthSecret: x.ref(kinds.Key, s.AuthSecretRef), Searchable: s.Searchable,
 		Aliases: append([]string{}, aliases...), Matchers: []Matcher{}, ExtractValues: []ExtractValue{},
 	}
 	if s.TaskParams != nil && len(s.TaskParams.Raw) > 0 {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/kinds"
 	"github.com/bastion-dev/bastion/internal/objname"
 )
 
@@ -54,9 +55,10 @@ func Restore(ctx context.Context, c client.Client, b *Backup, create CreateProje
 	if err != nil {
 		return nil, fmt.Errorf("creating the project: %w", err)
 	}
-	r := &restorer{c: c, ns: bastionv1.ProjectNamespace(project.Name),
-		keys: map[string]string{}, repos: map[string]string{}, invs: map[string]string{},
-		envs: map[string]string{}, views: map[string]string{}, tpls: map[string]string{}}
+	r := &restorer{c: c, ns: bastionv1.ProjectNamespace(project.Name), names: map[string]map[string]string{}}
+	for _, kind := range kinds.All() {
+		r.names[kind.KindName()] = map[string]string{}
+	}
 	if err := r.restore(ctx, b); err != nil {
 		if cleanupErr := rollback(ctx, c, project); cleanupErr != nil {
 			return nil, fmt.Errorf("%w (and removing the half-restored project %s failed: %v; delete it by hand)", err, project.Name, cleanupErr)
@@ -69,8 +71,9 @@ func Restore(ctx context.Context, c client.Client, b *Backup, create CreateProje
 type restorer struct {
 	c  client.Client
 	ns string
-	// name in the file → metadata.name created, per kind.
-	keys, repos, invs, envs, views, tpls map[string]string
+	// names maps, per kind (kinds.Kind.Name), name in the file →
+	// metadata.name created.
+	names map[string]map[string]string
 }
 
 func (r *restorer) restore(ctx context.Context, b *Backup) error {
@@ -82,26 +85,24 @@ func (r *restorer) restore(ctx context.Context, b *Backup) error {
 		}
 	}
 	for _, repo := range b.Repositories {
-		obj := &bastionv1.Repository{ObjectMeta: r.meta(repo.Name, "repository"), Spec: bastionv1.RepositorySpec{
+		obj := &bastionv1.Repository{Spec: bastionv1.RepositorySpec{
 			DisplayName: repo.Name, GitURL: repo.GitURL, GitBranch: repo.GitBranch,
-			SSHKeyRef: bastionv1.ObjectRef{Name: r.keys[repo.SSHKey]},
+			SSHKeyRef: r.ref(kinds.Key, repo.SSHKey),
 		}}
-		if err := r.create(ctx, "repository", repo.Name, obj); err != nil {
+		if err := r.create(ctx, kinds.Repository, repo.Name, obj); err != nil {
 			return err
 		}
-		r.repos[repo.Name] = obj.Name
 	}
 	for _, inv := range b.Inventories {
-		obj := &bastionv1.Inventory{ObjectMeta: r.meta(inv.Name, "inventory"), Spec: bastionv1.InventorySpec{
+		obj := &bastionv1.Inventory{Spec: bastionv1.InventorySpec{
 			DisplayName: inv.Name, Type: bastionv1.InventoryType(inv.Type), Inventory: inv.Inventory,
-			SSHKeyRef:     bastionv1.ObjectRef{Name: r.keys[inv.SSHKey]},
-			BecomeKeyRef:  optionalRef(r.keys, inv.BecomeKey),
-			RepositoryRef: optionalRef(r.repos, inv.Repository),
+			SSHKeyRef:     r.ref(kinds.Key, inv.SSHKey),
+			BecomeKeyRef:  r.optionalRef(kinds.Key, inv.BecomeKey),
+			RepositoryRef: r.optionalRef(kinds.Repository, inv.Repository),
 		}}
-		if err := r.create(ctx, "inventory", inv.Name, obj); err != nil {
+		if err := r.create(ctx, kinds.Inventory, inv.Name, obj); err != nil {
 			return err
 		}
-		r.invs[inv.Name] = obj.Name
 	}
 	for _, env := range b.Environments {
 		if err := r.environment(ctx, env); err != nil {
@@ -109,11 +110,10 @@ func (r *restorer) restore(ctx context.Context, b *Backup) error {
 		}
 	}
 	for _, v := range b.Views {
-		obj := &bastionv1.View{ObjectMeta: r.meta(v.Title, "view"), Spec: bastionv1.ViewSpec{Title: v.Title, Position: v.Position}}
-		if err := r.create(ctx, "view", v.Title, obj); err != nil {
+		obj := &bastionv1.View{Spec: bastionv1.ViewSpec{Title: v.Title, Position: v.Position}}
+		if err := r.create(ctx, kinds.View, v.Title, obj); err != nil {
 			return err
 		}
-		r.views[v.Title] = obj.Name
 	}
 	if err := r.templates(ctx, b.Templates); err != nil {
 		return err
@@ -135,9 +135,10 @@ func (r *restorer) restore(ctx context.Context, b *Backup) error {
 }
 
 func (r *restorer) key(ctx context.Context, k Key) error {
-	secret := &corev1.Secret{ObjectMeta: r.meta(k.Name, "key")}
-	secret.Labels = map[string]string{bastionv1.LabelKeyType: k.Type}
-	secret.Annotations = map[string]string{bastionv1.AnnotationDisplayName: k.Name}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Labels:      map[string]string{bastionv1.LabelKeyType: k.Type},
+		Annotations: map[string]string{bastionv1.AnnotationDisplayName: k.Name},
+	}}
 	switch bastionv1.KeyType(k.Type) {
 	case bastionv1.KeyTypeLoginPassword:
 		// basic-auth Secrets must have the fields; empty is allowed.
@@ -148,11 +149,7 @@ func (r *restorer) key(ctx context.Context, k Key) error {
 		// the type label says what the key is until one is supplied.
 		secret.Type = corev1.SecretTypeOpaque
 	}
-	if err := r.create(ctx, "key", k.Name, secret); err != nil {
-		return err
-	}
-	r.keys[k.Name] = secret.Name
-	return nil
+	return r.create(ctx, kinds.Key, k.Name, secret)
 }
 
 func (r *restorer) environment(ctx context.Context, env Environment) error {
@@ -181,17 +178,12 @@ func (r *restorer) environment(ctx context.Context, env Environment) error {
 			}
 			secret.Data[prefix+s.Name] = []byte{}
 		}
-		if err := r.create(ctx, "the secrets of environment", env.Name, secret); err != nil {
+		if err := r.createAs(ctx, "the secrets of environment", env.Name, secret); err != nil {
 			return err
 		}
 		spec.SecretRef = &bastionv1.ObjectRef{Name: secret.Name}
 	}
-	obj := &bastionv1.Environment{ObjectMeta: r.meta(env.Name, "environment"), Spec: spec}
-	if err := r.create(ctx, "environment", env.Name, obj); err != nil {
-		return err
-	}
-	r.envs[env.Name] = obj.Name
-	return nil
+	return r.create(ctx, kinds.Environment, env.Name, &bastionv1.Environment{Spec: spec})
 }
 
 // templates creates each template after the build template it names, so
@@ -204,7 +196,7 @@ func (r *restorer) templates(ctx context.Context, templates []Template) error {
 	visiting := map[string]bool{}
 	var visit func(t *Template) error
 	visit = func(t *Template) error {
-		if _, done := r.tpls[t.Name]; done {
+		if _, done := r.names[kinds.Template.Name][t.Name]; done {
 			return nil
 		}
 		if visiting[t.Name] {
@@ -230,11 +222,11 @@ func (r *restorer) template(ctx context.Context, t *Template) error {
 	spec := bastionv1.TemplateSpec{
 		DisplayName: t.Name, Description: t.Description, Type: bastionv1.TemplateType(t.Type),
 		App: bastionv1.TemplateApp(t.App), Playbook: t.Playbook,
-		RepositoryRef:    bastionv1.ObjectRef{Name: r.repos[t.Repository]},
-		EnvironmentRef:   bastionv1.ObjectRef{Name: r.envs[t.Environment]},
-		InventoryRef:     optionalRef(r.invs, t.Inventory),
-		ViewRef:          optionalRef(r.views, t.View),
-		BuildTemplateRef: optionalRef(r.tpls, t.BuildTemplate),
+		RepositoryRef:    r.ref(kinds.Repository, t.Repository),
+		EnvironmentRef:   r.ref(kinds.Environment, t.Environment),
+		InventoryRef:     r.optionalRef(kinds.Inventory, t.Inventory),
+		ViewRef:          r.optionalRef(kinds.View, t.View),
+		BuildTemplateRef: r.optionalRef(kinds.Template, t.BuildTemplate),
 		StartVersion:     t.StartVersion, Autorun: t.Autorun, GitBranch: t.GitBranch,
 		AllowOverrideArgsInTask: t.AllowOverrideArgsInTask, SuppressSuccessAlerts: t.SuppressSuccessAlerts,
 		AllowOverrideBranchInTask: t.AllowOverrideBranchInTask, AllowOverrideInventoryInTask: t.AllowOverrideInventoryInTask,
@@ -250,7 +242,7 @@ func (r *restorer) template(ctx context.Context, t *Template) error {
 		}
 	}
 	for _, v := range t.Vaults {
-		spec.Vaults = append(spec.Vaults, bastionv1.TemplateVault{Name: v.Name, KeyRef: bastionv1.ObjectRef{Name: r.keys[v.VaultKey]}})
+		spec.Vaults = append(spec.Vaults, bastionv1.TemplateVault{Name: v.Name, KeyRef: r.ref(kinds.Key, v.VaultKey)})
 	}
 	for _, v := range t.SurveyVars {
 		sv := bastionv1.SurveyVar{Name: v.Name, Title: v.Title, Description: v.Description, Type: v.Type, Required: v.Required}
@@ -259,12 +251,7 @@ func (r *restorer) template(ctx context.Context, t *Template) error {
 		}
 		spec.SurveyVars = append(spec.SurveyVars, sv)
 	}
-	obj := &bastionv1.Template{ObjectMeta: r.meta(t.Name, "template"), Spec: spec}
-	if err := r.create(ctx, "template", t.Name, obj); err != nil {
-		return err
-	}
-	r.tpls[t.Name] = obj.Name
-	return nil
+	return r.create(ctx, kinds.Template, t.Name, &bastionv1.Template{Spec: spec})
 }
 
 // schedules creates the file's schedules, then one active schedule for
@@ -283,15 +270,15 @@ func (r *restorer) schedules(ctx context.Context, b *Backup) error {
 	}
 	for _, s := range all {
 		active := s.Active == nil || *s.Active
-		obj := &bastionv1.Schedule{ObjectMeta: r.meta(s.Name, "schedule"), Spec: bastionv1.ScheduleSpec{
-			DisplayName: s.Name, TemplateRef: bastionv1.ObjectRef{Name: r.tpls[s.Template]},
+		obj := &bastionv1.Schedule{ObjectMeta: r.meta(s.Name, kinds.Schedule.Name), Spec: bastionv1.ScheduleSpec{
+			DisplayName: s.Name, TemplateRef: r.ref(kinds.Template, s.Template),
 			CronFormat: s.CronFormat, Active: active, RunOnlyOnNewCommit: s.RunOnlyOnNewCommit,
-			RepositoryRef: optionalRef(r.repos, s.Repository),
+			RepositoryRef: r.optionalRef(kinds.Repository, s.Repository),
 		}}
 		if s.Name == "" {
 			obj.GenerateName = objname.GenerateName(s.Template, "schedule")
 		}
-		if err := r.create(ctx, "a schedule of template", s.Template, obj); err != nil {
+		if err := r.createAs(ctx, "a schedule of template", s.Template, obj); err != nil {
 			return err
 		}
 	}
@@ -300,9 +287,9 @@ func (r *restorer) schedules(ctx context.Context, b *Backup) error {
 
 func (r *restorer) integration(ctx context.Context, i Integration) error {
 	spec := bastionv1.IntegrationSpec{
-		DisplayName: i.Name, TemplateRef: optionalRef(r.tpls, i.Template),
+		DisplayName: i.Name, TemplateRef: r.optionalRef(kinds.Template, i.Template),
 		AuthMethod: bastionv1.IntegrationAuthMethod(i.AuthMethod), AuthHeader: i.AuthHeader,
-		AuthSecretRef: optionalRef(r.keys, i.AuthSecret), Searchable: i.Searchable,
+		AuthSecretRef: r.optionalRef(kinds.Key, i.AuthSecret), Searchable: i.Searchable,
 	}
 	if len(i.TaskParams) > 0 {
 		params, err := compactObject(string(i.TaskParams))
@@ -323,8 +310,8 @@ func (r *restorer) integration(ctx context.Context, i Integration) error {
 			Name: v.Name, ValueSource: v.ValueSource, BodyDataType: v.BodyDataType, Key: v.Key, Variable: v.Variable,
 		})
 	}
-	obj := &bastionv1.Integration{ObjectMeta: r.meta(i.Name, "integration"), Spec: spec}
-	if err := r.create(ctx, "integration", i.Name, obj); err != nil {
+	obj := &bastionv1.Integration{Spec: spec}
+	if err := r.create(ctx, kinds.Integration, i.Name, obj); err != nil {
 		return err
 	}
 	for range i.Aliases {
@@ -343,10 +330,10 @@ func (r *restorer) alias(ctx context.Context, display, integration string) error
 	obj := &bastionv1.IntegrationAlias{ObjectMeta: r.meta(display, "alias"), Spec: bastionv1.IntegrationAliasSpec{Alias: newAlias()}}
 	if integration == "" {
 		obj.GenerateName = "project-alias-"
-		return r.create(ctx, "a project alias", "", obj)
+		return r.createAs(ctx, "a project alias", "", obj)
 	}
 	obj.Spec.IntegrationRef = &bastionv1.ObjectRef{Name: integration}
-	return r.create(ctx, "an alias of integration", display, obj)
+	return r.createAs(ctx, "an alias of integration", display, obj)
 }
 
 // newAlias is 26 random base32 characters (130 bits), which the alias
@@ -357,7 +344,36 @@ func (r *restorer) meta(display, kind string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: r.ns, GenerateName: objname.GenerateName(display, kind)}
 }
 
-func (r *restorer) create(ctx context.Context, what, name string, obj client.Object) error {
+// create makes obj, an object of kind called name in the file, with a
+// name generated from it, and records the name it got for references.
+func (r *restorer) create(ctx context.Context, kind kinds.Descriptor, name string, obj client.Object) error {
+	meta := r.meta(name, kind.KindName())
+	obj.SetNamespace(meta.Namespace)
+	obj.SetGenerateName(meta.GenerateName)
+	if err := r.createAs(ctx, kind.KindName(), name, obj); err != nil {
+		return err
+	}
+	r.names[kind.KindName()][name] = obj.GetName()
+	return nil
+}
+
+// ref refers to the object of kind called name in the file.
+func (r *restorer) ref(kind kinds.Descriptor, name string) bastionv1.ObjectRef {
+	return bastionv1.ObjectRef{Name: r.names[kind.KindName()][name]}
+}
+
+// optionalRef is ref, or no reference for "".
+func (r *restorer) optionalRef(kind kinds.Descriptor, name string) *bastionv1.ObjectRef {
+	if name == "" {
+		return nil
+	}
+	ref := r.ref(kind, name)
+	return &ref
+}
+
+// createAs makes obj, whose name is already set; what and name say what
+// it is in an error.
+func (r *restorer) createAs(ctx context.Context, what, name string, obj client.Object) error {
 	if err := r.c.Create(ctx, obj); err != nil {
 		if name != "" {
 			what += fmt.Sprintf(" %q", name)
@@ -390,13 +406,6 @@ func rollback(ctx context.Context, c client.Client, project *bastionv1.Project) 
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func optionalRef(names map[string]string, name string) *bastionv1.ObjectRef {
-	if name == "" {
-		return nil
-	}
-	return &bastionv1.ObjectRef{Name: names[name]}
 }
 
 // compactObject returns a JSON object's text without insignificant space,
