@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -47,6 +48,9 @@ type Options struct {
 	// TaskKeepLast is how many finished tasks of a template are kept as
 	// objects unless the template says otherwise (0 = DefaultTaskKeepLast).
 	TaskKeepLast int
+	// TaskInputGrace is how long a new task waits for its template and
+	// inputs before it fails (0 = DefaultInputGrace).
+	TaskInputGrace time.Duration
 	// TaskWorkers is how many tasks are reconciled at once (default 4).
 	TaskWorkers int
 	// ManagerURL is where runners stream output.
@@ -103,7 +107,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	tasks := &TaskReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), IDs: alloc, Launcher: opts.Launcher,
 		GlobalMaxParallel: opts.GlobalMaxParallelTasks, ManagerURL: opts.ManagerURL,
-		KeepLast: opts.TaskKeepLast, Store: opts.Store, Alerts: opts.Alerts,
+		KeepLast: opts.TaskKeepLast, Store: opts.Store, Alerts: opts.Alerts, InputGrace: opts.TaskInputGrace,
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &bastionv1.Task{}, TaskTemplateField, indexTaskTemplate); err != nil {
 		return err
