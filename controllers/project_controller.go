@@ -156,7 +156,14 @@ func (r *ProjectReconciler) reconcileDelete(ctx context.Context, project *bastio
 		return err
 	}
 	controllerutil.RemoveFinalizer(project, bastionv1.ProjectFinalizer)
-	return r.Update(ctx, project)
+	// A reconcile of a stale cached copy finds the project already gone
+	// (not found) or changed (a conflict, whose update brings it back):
+	// neither is an error.
+	err = r.Update(ctx, project)
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
 }
 
 func setReady(project *bastionv1.Project, status metav1.ConditionStatus, reason, message string) {

@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -23,6 +24,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/store"
 )
 
 // ResourceReconciler reconciles one of the kinds that only hold data for
@@ -57,6 +59,10 @@ type ResourceKind[T client.Object] struct {
 	// ReconcileSpec, when set, writes to the object's spec before the
 	// references are checked (Integration gives its list items ids).
 	ReconcileSpec func(ctx context.Context, r *ResourceReconciler[T], obj T) error
+	// Cascade, when set, deals with what depends on an object of the kind
+	// when it is deleted (cascade.go); the object carries CascadeFinalizer
+	// until it says done. Not done yet is asked again shortly.
+	Cascade func(ctx context.Context, r *ResourceReconciler[T], obj T) (done bool, err error)
 }
 
 // Reference names an object in the referring object's namespace.
@@ -96,7 +102,9 @@ const referencesField = ".spec.references"
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=inventories;environments;repositories;views;integrations;integrationaliases,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=inventories/status;environments/status;repositories/status;views/status;integrations/status;integrationaliases/status,verbs=patch
-// +kubebuilder:rbac:groups=automation.bastion.dev,resources=templates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=templates,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=schedules;tasks;integrationaliases,verbs=delete
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=templates/finalizers;views/finalizers;integrations/finalizers,verbs=update
 
 // Reconcile gives the object an id and reports whether its references exist.
 func (r *ResourceReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
@@ -105,11 +113,19 @@ func (r *ResourceReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
-		return ctrl.Result{}, nil
+		if r.Kind.Cascade == nil {
+			return ctrl.Result{}, nil
+		}
+		return r.finalize(ctx, obj)
 	}
 
 	// The steps that write the object itself come before the status is
 	// taken in hand, so that the status patch carries only status.
+	if r.Kind.Cascade != nil {
+		if result, err := r.patchFinalizer(ctx, obj, true); err != nil || !result.IsZero() {
+			return result, err
+		}
+	}
 	if _, err := ids.Assign(ctx, r.Client, r.IDs, obj, obj.GetNamespace(), r.Kind.Name); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -238,8 +254,10 @@ func (r *ResourceReconciler[T]) secretSource(kind RefKind) source.Source {
 }
 
 // specOrLabelsChanged lets through every event but updates of status only,
-// which this controller writes itself.
-var specOrLabelsChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})
+// which this controller writes itself; and every update of an object being
+// deleted, whose cascade may wait for the last finalizer but its own.
+var specOrLabelsChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+	predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool { return !e.ObjectNew.GetDeletionTimestamp().IsZero() }})
 
 // referencing maps an object of a referenced kind to the objects of this
 // kind that refer to it.
@@ -295,7 +313,7 @@ type reconcilerSetup interface{ SetupWithManager(ctrl.Manager) error }
 
 // resourceReconcilers returns the reconcilers of the kinds that only hold
 // data for tasks, one per kind.
-func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretWatches) []reconcilerSetup {
+func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretWatches, st store.Store) []reconcilerSetup {
 	return []reconcilerSetup{
 		&ResourceReconciler[*bastionv1.Inventory]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Inventory]{
 			Name:       ids.CounterInventory,
@@ -330,6 +348,7 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretW
 			Conditions: func(o *bastionv1.Template) *[]metav1.Condition { return &o.Status.Conditions },
 			References: templateReferences,
 			Referenced: []RefKind{RefRepository, RefEnvironment, RefInventory, RefView, RefTemplate, RefKey},
+			Cascade:    templateCascade{store: st}.run,
 		}},
 		&ResourceReconciler[*bastionv1.View]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.View]{
 			Name:       ids.CounterView,
@@ -337,6 +356,7 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretW
 			NewList:    func() client.ObjectList { return &bastionv1.ViewList{} },
 			Conditions: func(o *bastionv1.View) *[]metav1.Condition { return &o.Status.Conditions },
 			References: func(*bastionv1.View) []Reference { return nil },
+			Cascade:    viewCascade,
 		}},
 		&ResourceReconciler[*bastionv1.Integration]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.Integration]{
 			Name:       ids.CounterIntegration,
@@ -348,6 +368,7 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretW
 			},
 			Referenced:    []RefKind{RefTemplate, RefKey},
 			ReconcileSpec: assignIntegrationItemIDs,
+			Cascade:       integrationCascade,
 		}},
 		&ResourceReconciler[*bastionv1.IntegrationAlias]{Client: c, IDs: alloc, Secrets: secrets, Kind: ResourceKind[*bastionv1.IntegrationAlias]{
 			Name:       ids.CounterIntegrationAlias,

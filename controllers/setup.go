@@ -129,7 +129,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		&UserReconciler{Client: mgr.GetClient(), IDs: alloc, ManagerNamespace: opts.ManagerNamespace},
 		&KeyReconciler{Client: mgr.GetClient(), IDs: alloc, Keys: keys},
 	}
-	for _, r := range append(resourceReconcilers(mgr.GetClient(), alloc, keys), idOnly...) {
+	for _, r := range append(resourceReconcilers(mgr.GetClient(), alloc, keys, opts.Store), idOnly...) {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
 		}

@@ -296,6 +296,9 @@ func (r *TaskReconciler) reconcileDelete(ctx context.Context, task *bastionv1.Ta
 		if err := r.Launcher.Stop(ctx, run, true); err != nil {
 			return err
 		}
+		if err := r.deleteStoredOutput(ctx, task); err != nil {
+			return err
+		}
 	}
 	if err := r.Launcher.Release(ctx, run); err != nil {
 		return err
