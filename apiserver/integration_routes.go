@@ -240,21 +240,10 @@ func (s *Server) updateIntegration(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// deleteIntegration deletes the integration and its aliases: an alias
-// that reaches nothing is a dead credential. Tasks it started stay.
+// deleteIntegration deletes the integration; its reconciler deletes its
+// aliases first (controllers/cascade.go). Tasks it started stay.
 func (s *Server) deleteIntegration(w http.ResponseWriter, r *http.Request) {
 	in := entity[*bastionv1.Integration](r, "integration_id")
-	aliases, err := s.aliasesOf(r.Context(), projectOf(r), in)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	for i := range aliases {
-		if err := s.deleteObject(r.Context(), &aliases[i]); err != nil {
-			failErr(w, r, err)
-			return
-		}
-	}
 	if err := s.deleteObject(r.Context(), in); err != nil {
 		failErr(w, r, err)
 		return

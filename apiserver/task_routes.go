@@ -209,53 +209,6 @@ func (s *Server) deleteTask(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// deleteTasksOf deletes every task of template t: its Task objects, and
-// the output and summary of each of its tasks, pruned ones included.
-func (s *Server) deleteTasksOf(r *http.Request, t *bastionv1.Template) error {
-	ctx, a := r.Context(), projectOf(r)
-	live := &bastionv1.TaskList{}
-	if err := s.opts.Client.List(ctx, live, inNS(a.namespace()), client.MatchingFields{bastionv1.IndexTaskTemplate: t.Name}); err != nil {
-		return err
-	}
-	taskIDs := map[int64]bool{}
-	for offset := 0; ; offset += summaryPage {
-		page, err := s.opts.Store.ListTaskSummaries(ctx, a.id, store.SummaryFilter{TemplateID: idOf(t)}, offset, summaryPage)
-		if err != nil {
-			return err
-		}
-		for _, sum := range page {
-			taskIDs[sum.TaskID] = true
-		}
-		if len(page) < summaryPage {
-			break
-		}
-	}
-	for i := range live.Items {
-		if id, ok := ids.FromLabels(&live.Items[i]); ok {
-			taskIDs[id] = true
-		}
-		if err := s.opts.Client.Delete(ctx, &live.Items[i]); client.IgnoreNotFound(err) != nil {
-			return err
-		}
-	}
-	for i := range live.Items {
-		if err := s.waitDeleted(ctx, &live.Items[i]); err != nil {
-			return err
-		}
-	}
-	// After the objects are gone, so a task that finished meanwhile
-	// leaves no summary behind.
-	for id := range taskIDs {
-		if err := s.opts.Store.DeleteTask(ctx, store.TaskKey{ProjectID: a.id, TaskID: id}); err != nil {
-			return err
-		}
-		if s.tasks != nil {
-			s.tasks.forget(a.namespace(), id)
-		}
-	}
-	return nil
-}
-
 // deleteTaskObject deletes a Task and waits until it is gone for good.
 func (s *Server) deleteTaskObject(ctx context.Context, task *bastionv1.Task) error {
 	if err := s.opts.Client.Delete(ctx, task); client.IgnoreNotFound(err) != nil {

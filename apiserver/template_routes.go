@@ -145,24 +145,21 @@ func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) {
 }
 
 // deleteTemplate refuses while a deploy template builds on it or an
-// integration starts it; otherwise it deletes the template's schedules,
-// then its tasks (objects, output and summaries), then the template.
+// integration starts it; otherwise it deletes the template, whose
+// reconciler deletes its schedules, tasks and stored tasks first
+// (controllers/cascade.go), as it does for kubectl.
 func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 	t := templateOf(r)
 	if s.refuseIfReferenced(w, r, refTemplate, t.Name, t.Spec.DisplayName) {
 		return
 	}
-	if err := s.deleteSchedulesOf(r, t); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	if err := s.deleteTasksOf(r, t); err != nil {
-		failErr(w, r, err)
-		return
-	}
 	if err := s.deleteObject(r.Context(), t); err != nil {
 		failErr(w, r, err)
 		return
+	}
+	if s.tasks != nil {
+		// The informer says so too; this makes the next read see it.
+		s.tasks.forgetTemplate(t.Namespace, t.Name)
 	}
 	s.listsChanged(projectOf(r))
 	s.objectEvent(r, "template", idOf(t), t.Spec.DisplayName, "deleted")

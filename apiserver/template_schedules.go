@@ -39,20 +39,3 @@ func (s *Server) templateSchedules(w http.ResponseWriter, r *http.Request) {
 	}
 	respond(w, http.StatusOK, out)
 }
-
-// deleteSchedulesOf deletes the template's schedules, first, so that
-// none starts a task while the template's tasks are deleted.
-func (s *Server) deleteSchedulesOf(r *http.Request, t *bastionv1.Template) error {
-	schedules, err := s.schedulesOf(r, t)
-	if err != nil {
-		return err
-	}
-	for i := range schedules {
-		sch := &schedules[i]
-		if err := s.deleteObject(r.Context(), sch); err != nil {
-			return err
-		}
-		s.objectEvent(r, "schedule", idOf(sch), scheduleName(sch), "deleted")
-	}
-	return nil
-}

@@ -131,50 +131,16 @@ func (s *Server) updateView(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// deleteView deletes the view; its templates move to no view (the "All"
-// tab), as Semaphore's view_id ON DELETE SET NULL does, rather than keep a
-// reference to a view that no longer exists.
+// deleteView deletes the view; its reconciler first moves its templates
+// to no view (controllers/cascade.go).
 func (s *Server) deleteView(w http.ResponseWriter, r *http.Request) {
 	view := entity[*bastionv1.View](r, "view_id")
-	templates, err := s.templatesInView(r, view.Name)
-	if err != nil {
-		failErr(w, r, err)
-		return
-	}
-	for _, t := range templates {
-		err := s.updateObject(r.Context(), t, func() error {
-			if named(view.Name, t.Spec.ViewRef) {
-				t.Spec.ViewRef = nil
-			}
-			return nil
-		})
-		if client.IgnoreNotFound(err) != nil {
-			failErr(w, r, err)
-			return
-		}
-	}
 	if err := s.deleteObject(r.Context(), view); err != nil {
 		failErr(w, r, err)
 		return
 	}
 	s.objectEvent(r, "view", idOf(view), view.Spec.Title, "deleted")
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// templatesInView lists the templates of the route's project whose view is
-// the one called name.
-func (s *Server) templatesInView(r *http.Request, name string) ([]*bastionv1.Template, error) {
-	list := &bastionv1.TemplateList{}
-	if err := s.opts.Client.List(r.Context(), list, inNS(projectOf(r).namespace())); err != nil {
-		return nil, err
-	}
-	var out []*bastionv1.Template
-	for i := range list.Items {
-		if t := &list.Items[i]; t.DeletionTimestamp.IsZero() && named(name, t.Spec.ViewRef) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
 }
 
 // setViewPositions serves POST /views/positions {"<view_id>": position}.

@@ -394,7 +394,6 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		Reader:         mgr.GetAPIReader(),
 		Informers:      mgr.GetCache(),
 		Keys:           keys,
-		Granter:        granter,
 		Store:          output,
 		Hub:            live,
 
