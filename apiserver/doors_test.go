@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/http"
@@ -31,7 +32,11 @@ import (
 type doorKind struct {
 	kind string
 	// path is the kind's API collection; {project} is the project's base.
-	path string
+	// An object is deleted at path/<id> unless deletePath says otherwise.
+	path       string
+	deletePath string
+	// cluster: the kind is cluster-scoped.
+	cluster bool
 	// newList lists the kind as kubectl does.
 	newList func() client.ObjectList
 	// nameOf is what the API calls the object's name, read from the object;
@@ -213,6 +218,59 @@ var doorKinds = []doorKind{
 		dependents: func(d *doorsProject, target client.Object) { d.storeOutput(d.idOf(target)) },
 		takes:      map[string]int{"Task": 1, "stored tasks": 1},
 	},
+	{
+		kind: "Project", path: "/api/projects", deletePath: "/api/project", cluster: true,
+		newList: func() client.ObjectList { return &bastionv1.ProjectList{} },
+		nameOf:  func(o client.Object) string { return o.(*bastionv1.Project).Spec.DisplayName },
+		create: func(d *doorsProject, name string) string {
+			d.b.must("POST", "/api/projects", map[string]any{"name": name}, http.StatusCreated, nil)
+			return name
+		},
+		object: func(d *doorsProject, name string) client.Object {
+			return &bastionv1.Project{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: bastionv1.ProjectSpec{DisplayName: name,
+				Members: []bastionv1.ProjectMember{{User: d.admin.Name, Role: bastionv1.RoleOwner}}}}
+		},
+		// Its namespace goes with it (envtest, like `bastion dev`, has no
+		// namespace controller: a deleted namespace stays Terminating).
+		dependents: func(d *doorsProject, target client.Object) {
+			d.track("Project", target)
+			d.track("Namespace", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bastionv1.ProjectNamespace(target.GetName())}})
+		},
+		takes: map[string]int{"Project": 1, "Namespace": 1},
+	},
+	{
+		kind: "User", path: "/api/users", cluster: true,
+		newList: func() client.ObjectList { return &bastionv1.UserList{} },
+		nameOf:  func(o client.Object) string { return o.(*bastionv1.User).Spec.Username },
+		apiName: func(item map[string]any) string { return fmt.Sprint(item["username"]) },
+		create: func(d *doorsProject, name string) string {
+			d.b.must("POST", "/api/users", map[string]any{"username": name, "name": name, "email": name + "@example.test",
+				"password": "correct-horse-battery"}, http.StatusCreated, nil)
+			return name
+		},
+		object: func(d *doorsProject, name string) client.Object {
+			return &bastionv1.User{ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: bastionv1.UserSpec{Username: name, Name: name, Email: name + "@example.test"}}
+		},
+		// A member of the project's team with an API token: the user leaves
+		// the team, and the token ends, with the user.
+		dependents: func(d *doorsProject, target client.Object) {
+			d.track("User", target)
+			d.users = append(d.users, d.idOf(target))
+			err := d.e.Store.PutCredential(d.t.Context(), store.Credential{Hash: fmt.Sprintf("%064x", d.idOf(target)),
+				Kind: store.CredentialToken, PublicID: target.GetName(), UserID: d.idOf(target), Created: time.Now()})
+			if err != nil {
+				d.t.Fatal(err)
+			}
+			project := d.e.projectObject(d.t, d.id)
+			before := project.DeepCopy()
+			project.Spec.Members = append(project.Spec.Members, bastionv1.ProjectMember{User: target.GetName(), Role: bastionv1.RoleTaskRunner})
+			if err := d.e.K8s.Patch(d.t.Context(), project, client.MergeFrom(before)); err != nil {
+				d.t.Fatal(err)
+			}
+		},
+		takes: map[string]int{"User": 1, "project members": 1, "stored credentials": 1},
+	},
 }
 
 func TestDoors_kubectlAndTheAPIAgreeOnEveryKind(t *testing.T) {
@@ -222,16 +280,19 @@ func TestDoors_kubectlAndTheAPIAgreeOnEveryKind(t *testing.T) {
 	for _, k := range doorKinds {
 		t.Run(k.kind, func(t *testing.T) {
 			viaAPI, viaKubectl := newDoorsProject(t, e, b, admin), newDoorsProject(t, e, b, admin)
-			name := strings.ToLower("doors-" + k.kind + "-0123456789")
+			doorsSeq++
+			name := func(door string) string {
+				return strings.ToLower(fmt.Sprintf("doors-%s-%s-%d-0123456789", k.kind, door, doorsSeq))
+			}
 
 			// Created through the API, kubectl lists it, with its id.
-			got := k.create(viaAPI, name)
+			got := k.create(viaAPI, name("api"))
 			apiMade := viaAPI.findObject(k, got)
 
 			// Created as kubectl would, without an id, the API lists it.
-			kubectlMade := k.object(viaKubectl, name)
+			kubectlMade := k.object(viaKubectl, name("kubectl"))
 			viaKubectl.create(kubectlMade)
-			viaKubectl.findInAPI(k, name)
+			viaKubectl.findInAPI(k, name("kubectl"))
 
 			// Deleted through either door, the same goes.
 			before := map[*doorsProject]map[string]int{}
@@ -241,7 +302,8 @@ func TestDoors_kubectlAndTheAPIAgreeOnEveryKind(t *testing.T) {
 				}
 				before[d] = d.snapshot()
 			}
-			viaAPI.b.must("DELETE", fmt.Sprintf("%s/%d", viaAPI.path(k), viaAPI.idOf(apiMade)), nil, http.StatusNoContent, nil)
+			deletePath := cmp.Or(k.deletePath, viaAPI.path(k))
+			viaAPI.b.must("DELETE", fmt.Sprintf("%s/%d", deletePath, viaAPI.idOf(apiMade)), nil, http.StatusNoContent, nil)
 			if err := e.K8s.Delete(t.Context(), kubectlMade); err != nil {
 				t.Fatal(err)
 			}
@@ -260,12 +322,28 @@ func TestDoors_kubectlAndTheAPIAgreeOnEveryKind(t *testing.T) {
 // a template, the objects the kinds under test refer to.
 type doorsProject struct {
 	t                                *testing.T
+	admin                            *bastionv1.User
 	e                                *apiEnv
 	b                                *browser
 	id                               int64
 	ns, base                         string
 	keyID, repoID, envID, templateID int64
 	tracked                          []int64 // task ids whose stored rows are counted
+	// users are the ids of users whose stored credentials are counted.
+	users []int64
+	// global are cluster-scoped objects counted by snapshot, by key.
+	global []trackedObject
+}
+
+type trackedObject struct {
+	key string
+	obj client.Object
+}
+
+// track counts obj in the snapshot under key while it exists (a
+// namespace: while it is not being deleted).
+func (d *doorsProject) track(key string, obj client.Object) {
+	d.global = append(d.global, trackedObject{key, obj})
 }
 
 var doorsSeq int
@@ -274,7 +352,7 @@ func newDoorsProject(t *testing.T, e *apiEnv, b *browser, admin *bastionv1.User)
 	t.Helper()
 	doorsSeq++
 	id := e.newProject(t, fmt.Sprintf("Doors %d", doorsSeq), []bastionv1.ProjectMember{{User: admin.Name, Role: bastionv1.RoleOwner}}, b)
-	d := &doorsProject{t: t, e: e, b: b, id: id, ns: bastionv1.ProjectNamespace(e.projectObject(t, id).Name), base: fmt.Sprintf("/api/project/%d", id)}
+	d := &doorsProject{t: t, admin: admin, e: e, b: b, id: id, ns: bastionv1.ProjectNamespace(e.projectObject(t, id).Name), base: fmt.Sprintf("/api/project/%d", id)}
 	key := doorKinds[0].object(d, "key")
 	d.create(key)
 	d.keyID = d.idOf(key)
@@ -327,7 +405,11 @@ func (d *doorsProject) findObject(k doorKind, name string) client.Object {
 	var found client.Object
 	eventually(d.t, 10*time.Second, func() (bool, string) {
 		list := k.newList()
-		if err := d.e.K8s.List(d.t.Context(), list, client.InNamespace(d.ns)); err != nil {
+		var opts []client.ListOption
+		if !k.cluster {
+			opts = append(opts, client.InNamespace(d.ns))
+		}
+		if err := d.e.K8s.List(d.t.Context(), list, opts...); err != nil {
 			return false, err.Error()
 		}
 		_ = meta.EachListItem(list, func(o runtime.Object) error {
@@ -443,6 +525,24 @@ func (d *doorsProject) snapshot() map[string]int {
 			out["stored tasks"]++
 		}
 	}
+	for _, g := range d.global {
+		probe := g.obj.DeepCopyObject().(client.Object)
+		err := d.e.K8s.Get(ctx, client.ObjectKeyFromObject(g.obj), probe)
+		if client.IgnoreNotFound(err) != nil {
+			d.t.Fatal(err)
+		}
+		if err == nil && (g.key != "Namespace" || probe.GetDeletionTimestamp().IsZero()) {
+			out[g.key]++
+		}
+	}
+	for _, id := range d.users {
+		creds, err := d.e.Store.Credentials(ctx, id, store.CredentialToken)
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		out["stored credentials"] += len(creds)
+	}
+	out["project members"] = len(d.e.projectObject(d.t, d.id).Spec.Members)
 	return out
 }
 

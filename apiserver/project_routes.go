@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -312,31 +311,6 @@ type roleJSON struct {
 func (s *Server) projectRole(w http.ResponseWriter, r *http.Request) {
 	a := projectOf(r)
 	respond(w, http.StatusOK, roleJSON{Role: a.role, Permissions: a.permissions})
-}
-
-// removeFromProjects takes a user out of every team (before the user is
-// deleted), so no project keeps a member who does not exist.
-func (s *Server) removeFromProjects(ctx context.Context, userName string) error {
-	list := &bastionv1.ProjectList{}
-	if err := s.opts.Client.List(ctx, list); err != nil {
-		return err
-	}
-	for i := range list.Items {
-		project := &list.Items[i]
-		if memberIndex(project.Spec.Members, userName) < 0 {
-			continue
-		}
-		_, err := s.updateProjectSpec(ctx, project, func(p *bastionv1.ProjectSpec) error {
-			if i := memberIndex(p.Members, userName); i >= 0 {
-				p.Members = append(p.Members[:i], p.Members[i+1:]...)
-			}
-			return nil
-		})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
-	}
-	return nil
 }
 
 func memberIndex(members []bastionv1.ProjectMember, userName string) int {

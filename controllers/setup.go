@@ -126,7 +126,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	idOnly := []reconcilerSetup{
-		&UserReconciler{Client: mgr.GetClient(), IDs: alloc, ManagerNamespace: opts.ManagerNamespace},
+		&UserReconciler{Client: mgr.GetClient(), IDs: alloc, ManagerNamespace: opts.ManagerNamespace, Store: opts.Store},
 		&KeyReconciler{Client: mgr.GetClient(), IDs: alloc, Keys: keys},
 	}
 	for _, r := range append(resourceReconcilers(mgr.GetClient(), alloc, keys, opts.Store), idOnly...) {

@@ -16,6 +16,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/users"
 )
 
@@ -27,9 +28,12 @@ type UserReconciler struct {
 	IDs *ids.Allocator
 	// ManagerNamespace holds the global "user" counter.
 	ManagerNamespace string
+	// Store holds the users' sessions and tokens, ended with the user.
+	Store store.Store
 }
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=users,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=users/finalizers,verbs=update
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=users/status,verbs=get;update;patch
 
@@ -42,7 +46,10 @@ func (r *UserReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !user.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
+		return r.finalize(ctx, user)
+	}
+	if result, err := r.patchFinalizer(ctx, user, true); err != nil || !result.IsZero() {
+		return result, err
 	}
 	if _, err := ids.Assign(ctx, r.Client, r.IDs, user, r.ManagerNamespace, ids.CounterUser); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
