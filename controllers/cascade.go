@@ -49,11 +49,17 @@ func (r *ResourceReconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Resul
 	return r.patchFinalizer(ctx, obj, false)
 }
 
-// patchFinalizer adds or removes CascadeFinalizer. The patch carries the
-// read resourceVersion: it replaces the whole list and must not drop a
-// finalizer someone else added meanwhile; a conflict is read again.
+// patchFinalizer adds or removes CascadeFinalizer.
 func (r *ResourceReconciler[T]) patchFinalizer(ctx context.Context, obj T, add bool) (ctrl.Result, error) {
-	before := obj.DeepCopyObject().(T)
+	return patchCascadeFinalizer(ctx, r.Client, obj, add)
+}
+
+// patchCascadeFinalizer adds or removes CascadeFinalizer. The patch
+// carries the read resourceVersion: it replaces the whole list and must
+// not drop a finalizer someone else added meanwhile; a conflict is read
+// again.
+func patchCascadeFinalizer(ctx context.Context, c client.Client, obj client.Object, add bool) (ctrl.Result, error) {
+	before := obj.DeepCopyObject().(client.Object)
 	changed := controllerutil.AddFinalizer(obj, bastionv1.CascadeFinalizer)
 	if !add {
 		changed = controllerutil.RemoveFinalizer(obj, bastionv1.CascadeFinalizer)
@@ -61,7 +67,7 @@ func (r *ResourceReconciler[T]) patchFinalizer(ctx context.Context, obj T, add b
 	if !changed {
 		return ctrl.Result{}, nil
 	}
-	err := r.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	err := c.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 	if apierrors.IsConflict(err) {
 		return ctrl.Result{Requeue: true}, nil
 	}

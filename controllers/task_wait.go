@@ -122,6 +122,11 @@ func (r *TaskReconciler) missingInput(ctx context.Context, task *bastionv1.Task)
 	if missing != "" || err != nil {
 		return bastionv1.ReasonWaitingForTemplate, missing, err
 	}
+	if problem, err := r.taskRulesProblem(ctx, task, template); err != nil || problem != "" {
+		// A task its template refuses fails at once (initialize says
+		// why): no input that may still come would change that.
+		return "", "", err
+	}
 	repo, env, inv := &bastionv1.Repository{}, &bastionv1.Environment{}, &bastionv1.Inventory{}
 	inventory := task.Spec.InventoryRef
 	if inventory == nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -49,23 +48,5 @@ func (r *UserReconciler) finalize(ctx context.Context, user *bastionv1.User) (ct
 			}
 		}
 	}
-	return r.patchFinalizer(ctx, user, false)
-}
-
-// patchFinalizer adds or removes CascadeFinalizer (see the resource
-// reconcilers' own, which this mirrors for the one kind outside them).
-func (r *UserReconciler) patchFinalizer(ctx context.Context, user *bastionv1.User, add bool) (ctrl.Result, error) {
-	before := user.DeepCopy()
-	changed := controllerutil.AddFinalizer(user, bastionv1.CascadeFinalizer)
-	if !add {
-		changed = controllerutil.RemoveFinalizer(user, bastionv1.CascadeFinalizer)
-	}
-	if !changed {
-		return ctrl.Result{}, nil
-	}
-	err := r.Patch(ctx, user, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	if apierrors.IsConflict(err) {
-		return ctrl.Result{Requeue: true}, nil
-	}
-	return ctrl.Result{}, client.IgnoreNotFound(err)
+	return patchCascadeFinalizer(ctx, r.Client, user, false)
 }

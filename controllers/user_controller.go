@@ -48,7 +48,7 @@ func (r *UserReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if !user.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, user)
 	}
-	if result, err := r.patchFinalizer(ctx, user, true); err != nil || !result.IsZero() {
+	if result, err := patchCascadeFinalizer(ctx, r.Client, user, true); err != nil || !result.IsZero() {
 		return result, err
 	}
 	if _, err := ids.Assign(ctx, r.Client, r.IDs, user, r.ManagerNamespace, ids.CounterUser); err != nil {
