@@ -558,3 +558,28 @@ func (d *doorsProject) taken(before map[string]int) map[string]int {
 	}
 	return out
 }
+
+// A project created through the API is made by its controller, as one
+// applied with kubectl: when the API answers, its namespace exists and is
+// the Project's, and the Project is Ready.
+func TestDoors_aProjectCreatedThroughTheAPIIsMadeByItsController(t *testing.T) {
+	e := startEnv(t)
+	admin, pw := e.newUser(t, "doorsproject", true)
+	b := e.signIn(t, admin.Spec.Username, pw)
+	var created struct {
+		ID int64 `json:"id"`
+	}
+	b.must("POST", "/api/projects", map[string]any{"name": "Made by its controller"}, http.StatusCreated, &created)
+	project := e.projectObject(t, created.ID)
+	ready := meta.FindStatusCondition(project.Status.Conditions, bastionv1.ConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionTrue || project.Status.Namespace == "" {
+		t.Fatalf("the API answered before the project was Ready: %+v", project.Status)
+	}
+	ns := &corev1.Namespace{}
+	if err := e.K8s.Get(t.Context(), client.ObjectKey{Name: project.Status.Namespace}, ns); err != nil {
+		t.Fatal(err)
+	}
+	if owner := metav1.GetControllerOf(ns); owner == nil || owner.Kind != "Project" || owner.Name != project.Name {
+		t.Fatalf("namespace %s is not controlled by project %s: %v", ns.Name, project.Name, owner)
+	}
+}
