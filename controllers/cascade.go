@@ -174,9 +174,12 @@ func viewCascade(ctx context.Context, r *ResourceReconciler[*bastionv1.View], vi
 		}
 		before := t.DeepCopy()
 		t.Spec.ViewRef = nil
-		// Locked: a template edited meanwhile is read again (the error
-		// requeues the view), never overwritten with the cached copy.
+		// Locked: a template edited meanwhile is read again (not done
+		// yet), never overwritten with the cached copy.
 		err := r.Patch(ctx, t, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) {
+			return false, nil
+		}
 		if client.IgnoreNotFound(err) != nil {
 			return false, err
 		}

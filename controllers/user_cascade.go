@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -37,6 +38,9 @@ func (r *UserReconciler) finalize(ctx context.Context, user *bastionv1.User) (ct
 		// Locked: a team changed meanwhile is read again, never
 		// overwritten with this copy.
 		err := r.Patch(ctx, project, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: cascadeRecheck}, nil
+		}
 		if client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err
 		}
