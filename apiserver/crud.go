@@ -101,12 +101,14 @@ func (s *Server) updateObject(ctx context.Context, obj client.Object, change fun
 	return s.waitCached(ctx, obj)
 }
 
-// deleteObject deletes obj and waits until the cache no longer shows it.
+// deleteObject deletes obj and waits until the cache no longer has it at
+// all: a kind with a cascade is answered once its reconciler has done it
+// and let the object go (controllers/cascade.go).
 func (s *Server) deleteObject(ctx context.Context, obj client.Object) error {
 	if err := s.opts.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
 		return err
 	}
-	return s.waitGone(ctx, obj)
+	return s.waitDeleted(ctx, obj)
 }
 
 // refTo turns an id from a request into a reference to the object with that

@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
@@ -167,10 +168,10 @@ func (s *Server) createProjectRoute(w http.ResponseWriter, r *http.Request) {
 	respond(w, http.StatusCreated, toProjectJSON(project))
 }
 
-// createProject makes a Project with p as its owner, numbers it, and makes
-// its namespace at once, so that resources can be created in it without
-// waiting for the Project controller (which adopts the namespace by its
-// label).
+// createProject makes a Project with p as its owner and numbers it, then
+// waits until the Project controller has made it usable (its namespace and
+// the manager's access to it), as it does for a Project applied with
+// kubectl: the caller may fill the project at once.
 func (s *Server) createProject(ctx context.Context, p *principal, spec bastionv1.ProjectSpec) (*bastionv1.Project, error) {
 	spec.Members = []bastionv1.ProjectMember{{User: p.user.Name, Role: bastionv1.RoleOwner}}
 	id, err := s.opts.IDs.Next(ctx, s.opts.ManagerNamespace, ids.CounterProject)
@@ -187,20 +188,42 @@ func (s *Server) createProject(ctx context.Context, p *principal, spec bastionv1
 	if err := s.opts.Client.Create(ctx, project); err != nil {
 		return nil, err
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name:   bastionv1.ProjectNamespace(project.Name),
-		Labels: map[string]string{bastionv1.LabelProject: project.Name},
-	}}
-	if err := s.opts.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := s.waitProjectReady(ctx, project); err != nil {
+		// The Project controller deletes what it made with the project.
 		_ = s.opts.Client.Delete(context.WithoutCancel(ctx), project)
 		return nil, err
 	}
-	if err := s.opts.Granter.Grant(ctx, ns.Name); err != nil {
-		// The Project controller deletes the namespace with the project.
-		_ = s.opts.Client.Delete(context.WithoutCancel(ctx), project)
-		return nil, err
+	return project, nil
+}
+
+// projectReadyWait bounds how long creating a project waits for its
+// controller.
+const projectReadyWait = 30 * time.Second
+
+// waitProjectReady returns once the cache shows the project Ready with its
+// namespace, and leaves that copy in project.
+func (s *Server) waitProjectReady(ctx context.Context, project *bastionv1.Project) error {
+	probe := &bastionv1.Project{}
+	var ready *metav1.Condition
+	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, projectReadyWait, true, func(ctx context.Context) (bool, error) {
+		if err := s.opts.Client.Get(ctx, clientKey(project), probe); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		ready = meta.FindStatusCondition(probe.Status.Conditions, bastionv1.ConditionReady)
+		return probe.Status.Namespace != "" && ready != nil && ready.Status == metav1.ConditionTrue, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		why := "its controller did not answer"
+		if ready != nil {
+			why = ready.Message
+		}
+		return fmt.Errorf("project %s is not ready after %s: %s", project.Name, projectReadyWait, why)
 	}
-	return project, s.waitCached(ctx, project)
+	if err != nil {
+		return err
+	}
+	*project = *probe
+	return nil
 }
 
 func (s *Server) projectEvent(r *http.Request, project *bastionv1.Project, format string) {
@@ -288,31 +311,6 @@ type roleJSON struct {
 func (s *Server) projectRole(w http.ResponseWriter, r *http.Request) {
 	a := projectOf(r)
 	respond(w, http.StatusOK, roleJSON{Role: a.role, Permissions: a.permissions})
-}
-
-// removeFromProjects takes a user out of every team (before the user is
-// deleted), so no project keeps a member who does not exist.
-func (s *Server) removeFromProjects(ctx context.Context, userName string) error {
-	list := &bastionv1.ProjectList{}
-	if err := s.opts.Client.List(ctx, list); err != nil {
-		return err
-	}
-	for i := range list.Items {
-		project := &list.Items[i]
-		if memberIndex(project.Spec.Members, userName) < 0 {
-			continue
-		}
-		_, err := s.updateProjectSpec(ctx, project, func(p *bastionv1.ProjectSpec) error {
-			if i := memberIndex(p.Members, userName); i >= 0 {
-				p.Members = append(p.Members[:i], p.Members[i+1:]...)
-			}
-			return nil
-		})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
-	}
-	return nil
 }
 
 func memberIndex(members []bastionv1.ProjectMember, userName string) int {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
-	"github.com/bastion-dev/bastion/internal/nsaccess"
 	"github.com/bastion-dev/bastion/internal/oidc"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/users"
@@ -55,9 +54,6 @@ type Options struct {
 	// (controllers.SecretWatches); key Secrets are not in Informers. Without
 	// it, lists showing keys see only this API's own writes.
 	Keys KeyEvents
-	// Granter gives the manager Secrets and ConfigMaps in the namespace of
-	// a project created here, before its first write there.
-	Granter *nsaccess.Granter
 
 	// Users signs users in and manages them. With Client, Store and IDs it
 	// turns on the signed-in API (spec §7); without, only /ping, /info,

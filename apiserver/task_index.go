@@ -92,10 +92,46 @@ func (x *taskIndex) watch(ctx context.Context, informers cache.Informers) error 
 	if err != nil {
 		return err
 	}
+	// A template is gone for good only after its reconciler deleted its
+	// tasks and their stored summaries (controllers/cascade.go): its
+	// history goes with it, whichever door deleted it.
+	templates, err := informers.GetInformer(ctx, &bastionv1.Template{})
+	if err != nil {
+		return err
+	}
+	_, err = templates.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if t, ok := obj.(*bastionv1.Template); ok {
+				x.forgetTemplate(t.Namespace, t.Name)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
 	x.mu.Lock()
 	x.synced = reg.HasSynced
 	x.mu.Unlock()
 	return nil
+}
+
+// forgetTemplate drops every task of a deleted template.
+func (x *taskIndex) forgetTemplate(ns, template string) {
+	x.mu.Lock()
+	p := x.projectLocked(ns)
+	for _, id := range slices.Clone(p.byTemplate[template]) {
+		p.remove(id)
+	}
+	for id, task := range p.gone {
+		if task.Spec.TemplateRef.Name == template {
+			delete(p.gone, id)
+		}
+	}
+	x.mu.Unlock()
+	x.changed(ns)
 }
 
 // observe records a Task the informer added or changed. A Task being

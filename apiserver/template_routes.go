@@ -25,6 +25,12 @@ var templateResource = &resource[*bastionv1.Template, templateRequest, templateJ
 	afterWrite: func(s *Server, r *http.Request) {
 		s.listsChanged(projectOf(r))
 	},
+	afterDelete: func(s *Server, _ *http.Request, t *bastionv1.Template) {
+		if s.tasks != nil {
+			// The informer says so too; this makes the next read see it.
+			s.tasks.forgetTemplate(t.Namespace, t.Name)
+		}
+	},
 	refs: referencedBy(kinds.Template),
 	extend: func(s *Server, _, template chi.Router, _ func(http.Handler) http.Handler) {
 		template.Get("/tasks", s.templateTasks)

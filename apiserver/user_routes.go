@@ -231,24 +231,13 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusForbidden, "you cannot delete your own user")
 		return
 	}
-	if err := s.removeFromProjects(r.Context(), user.Name); err != nil {
+	// Its reconciler takes the user out of every team and ends its
+	// sessions and tokens (controllers/user_cascade.go).
+	if err := s.deleteObject(r.Context(), user); err != nil {
 		failErr(w, r, err)
 		return
 	}
-	if err := s.opts.Client.Delete(r.Context(), user); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	// Sessions and tokens die with the user (principalOf would refuse
-	// them anyway, but a stale credential should not linger).
-	if err := s.endCredentials(r.Context(), userID(user), ""); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	if err := s.waitGone(r.Context(), user); err != nil {
-		failErr(w, r, err)
-		return
-	}
+	s.creds.forget()
 	s.event(r, store.Event{ObjectType: "user", ObjectID: userID(user), ObjectName: user.Spec.Username,
 		Description: fmt.Sprintf("User %s deleted", user.Spec.Username)})
 	w.WriteHeader(http.StatusNoContent)

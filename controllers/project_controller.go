@@ -148,9 +148,14 @@ func (r *ProjectReconciler) reconcileDelete(ctx context.Context, project *bastio
 		return err
 	}
 	controllerutil.RemoveFinalizer(project, bastionv1.ProjectFinalizer)
-	// The namespace's own deletion events bring this project back from a
-	// cache that may still hold it: the project being gone is the goal.
-	return client.IgnoreNotFound(r.Update(ctx, project))
+	// A reconcile of a stale cached copy finds the project already gone
+	// (not found) or changed (a conflict, whose update brings it back):
+	// neither is an error.
+	err = r.Update(ctx, project)
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
 }
 
 // SetupWithManager registers the reconciler: it watches Projects and the

@@ -110,6 +110,7 @@ func TestProjectReconciler_deletesItsNamespaceWithTheProject(t *testing.T) {
 		g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
 	}, timeout, interval).Should(Succeed())
 
+	logged := len(suiteLogs.String())
 	g.Expect(k8sClient.Delete(ctx, project)).To(Succeed())
 
 	// envtest runs no namespace controller, so a deleted namespace stays
@@ -137,7 +138,7 @@ func TestProjectReconciler_deletesItsNamespaceWithTheProject(t *testing.T) {
 		g.Expect(cond).NotTo(BeNil())
 		g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
 	}, timeout, interval).Should(Succeed())
-	g.Expect(suiteLogs.String()).NotTo(ContainSubstring(`"Project":{"name":"short-lived"}`))
+	g.Expect(suiteLogs.String()[logged:]).NotTo(ContainSubstring(`"Project":{"name":"short-lived"}`))
 }
 
 func TestProjectCRD_rejectsInvalidSpecs(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -22,6 +23,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/kinds"
+	"github.com/bastion-dev/bastion/internal/store"
 )
 
 // ResourceReconciler reconciles one of the kinds whose controller only
@@ -47,10 +49,16 @@ type ResourceKind[T readyObject] struct {
 	// ReconcileSpec, when set, writes to the object's spec before the
 	// references are checked (Integration gives its list items ids).
 	ReconcileSpec func(ctx context.Context, r *ResourceReconciler[T], obj T) error
+	// Cascade, when set, deals with what depends on an object of the kind
+	// when it is deleted (cascade.go); the object carries CascadeFinalizer
+	// until it says done. Not done yet is asked again shortly.
+	Cascade func(ctx context.Context, r *ResourceReconciler[T], obj T) (done bool, err error)
 }
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=inventories;environments;repositories;templates;views;integrations;integrationaliases,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=inventories/status;environments/status;repositories/status;templates/status;views/status;integrations/status;integrationaliases/status,verbs=patch
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=schedules;tasks;integrationaliases,verbs=delete
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=templates/finalizers;views/finalizers;integrations/finalizers,verbs=update
 
 // Reconcile gives the object an id and reports whether its references exist.
 func (r *ResourceReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
@@ -59,11 +67,19 @@ func (r *ResourceReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
-		return ctrl.Result{}, nil
+		if r.Kind.Cascade == nil {
+			return ctrl.Result{}, nil
+		}
+		return r.finalize(ctx, obj)
 	}
 
 	// The steps that write the object itself come before the status is
 	// taken in hand, so that the status patch carries only status.
+	if r.Kind.Cascade != nil {
+		if result, err := r.patchFinalizer(ctx, obj, true); err != nil || !result.IsZero() {
+			return result, err
+		}
+	}
 	if _, err := ids.Assign(ctx, r.Client, r.IDs, obj, obj.GetNamespace(), r.Kind.Name); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -155,10 +171,11 @@ func (r *ResourceReconciler[T]) secretSource(kind kinds.Target) source.Source {
 	})
 }
 
-// specOrLabelsChanged lets through creations, deletions and changes of the
-// spec or the labels, and not updates of the status alone, which this
-// controller writes itself (nor of annotations, which it does not read).
-var specOrLabelsChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})
+// specOrLabelsChanged lets through every event but updates of status only,
+// which this controller writes itself; and every update of an object being
+// deleted, whose cascade may wait for the last finalizer but its own.
+var specOrLabelsChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+	predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool { return !e.ObjectNew.GetDeletionTimestamp().IsZero() }})
 
 // referencing maps an object of a referenced kind to the objects of this
 // kind that refer to it.
@@ -202,15 +219,16 @@ func secretMetadata() *metav1.PartialObjectMetadata {
 type reconcilerSetup interface{ SetupWithManager(ctrl.Manager) error }
 
 // resourceReconcilers returns the ResourceReconcilers, one per kind.
-func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretWatches) []reconcilerSetup {
+func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretWatches, st store.Store) []reconcilerSetup {
 	return []reconcilerSetup{
 		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.Inventory]{Kind: kinds.Inventory}),
 		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.Environment]{Kind: kinds.Environment}),
 		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.Repository]{Kind: kinds.Repository}),
-		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.Template]{Kind: kinds.Template}),
-		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.View]{Kind: kinds.View}),
+		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.Template]{
+			Kind: kinds.Template, Cascade: templateCascade{store: st}.run}),
+		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.View]{Kind: kinds.View, Cascade: viewCascade}),
 		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.Integration]{
-			Kind: kinds.Integration, ReconcileSpec: assignIntegrationItemIDs}),
+			Kind: kinds.Integration, ReconcileSpec: assignIntegrationItemIDs, Cascade: integrationCascade}),
 		resourceReconciler(c, alloc, secrets, ResourceKind[*bastionv1.IntegrationAlias]{Kind: kinds.IntegrationAlias}),
 	}
 }

@@ -354,6 +354,15 @@ func TestSamples_kubectlApplyOfTheDirectorySucceeds(t *testing.T) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(s.obj), got)).To(Succeed(), "%s", s)
 	}
 
+	// Applied in one step, no task failed for ordering: each starts.
+	for _, task := range samplesOfKind[bastionv1.Task](t, samples, "Task") {
+		g.Eventually(func(g Gomega) {
+			got := &bastionv1.Task{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(task), got)).To(Succeed())
+			g.Expect(got.Status.Status).To(Equal(bastionv1.TaskStarting), "task %s: %s", task.Name, got.Status.Message)
+		}, sampleWait, interval).Should(Succeed())
+	}
+
 	// The same objects through the kustomize file: nothing to change.
 	kout := k.mustRun("apply", "-k", "config/samples/")
 	g.Expect(strings.Count(kout, "\n")).To(Equal(len(samples)), kout)

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +49,9 @@ type Options struct {
 	// TaskKeepLast is how many finished tasks of a template are kept as
 	// objects unless the template says otherwise (0 = DefaultTaskKeepLast).
 	TaskKeepLast int
+	// TaskInputGrace is how long a new task waits for its template and
+	// inputs before it fails (0 = DefaultInputGrace).
+	TaskInputGrace time.Duration
 	// TaskWorkers is how many tasks are reconciled at once (default 4).
 	TaskWorkers int
 	// ManagerURL is where runners stream output.
@@ -104,7 +108,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	tasks := &TaskReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), IDs: alloc, Launcher: opts.Launcher,
 		GlobalMaxParallel: opts.GlobalMaxParallelTasks, ManagerURL: opts.ManagerURL,
-		KeepLast: opts.TaskKeepLast, Store: opts.Store, Alerts: opts.Alerts,
+		KeepLast: opts.TaskKeepLast, Store: opts.Store, Alerts: opts.Alerts, InputGrace: opts.TaskInputGrace,
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &bastionv1.Task{}, TaskTemplateField, indexTaskTemplate); err != nil {
 		return err
@@ -123,10 +127,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	idOnly := []reconcilerSetup{
-		&UserReconciler{Client: mgr.GetClient(), IDs: alloc, ManagerNamespace: opts.ManagerNamespace},
+		&UserReconciler{Client: mgr.GetClient(), IDs: alloc, ManagerNamespace: opts.ManagerNamespace, Store: opts.Store},
 		&KeyReconciler{Client: mgr.GetClient(), IDs: alloc, Keys: keys},
 	}
-	for _, r := range append(resourceReconcilers(mgr.GetClient(), alloc, keys), idOnly...) {
+	for _, r := range append(resourceReconcilers(mgr.GetClient(), alloc, keys, opts.Store), idOnly...) {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
 		}

@@ -54,6 +54,9 @@ type TaskReconciler struct {
 	Now func() time.Time
 	// Alerts sends the alerts of finished tasks (nil: none are sent).
 	Alerts Alerter
+	// InputGrace is how long a new task waits for its template and inputs
+	// before it fails (0 = DefaultInputGrace; see task_wait.go).
+	InputGrace time.Duration
 
 	admission admission
 }
@@ -108,6 +111,9 @@ func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 		}
 	}()
 
+	if waiting, result, err := r.awaitInputs(ctx, task); waiting || err != nil {
+		return result, err
+	}
 	switch task.Status.Status {
 	case "":
 		if err := r.initialize(ctx, task); err != nil {
@@ -290,6 +296,9 @@ func (r *TaskReconciler) reconcileDelete(ctx context.Context, task *bastionv1.Ta
 		if err := r.Launcher.Stop(ctx, run, true); err != nil {
 			return err
 		}
+		if err := r.deleteStoredOutput(ctx, task); err != nil {
+			return err
+		}
 	}
 	if err := r.Launcher.Release(ctx, run); err != nil {
 		return err
@@ -336,6 +345,10 @@ func (r *TaskReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(taskOfPod)).
 		Watches(&bastionv1.Task{}, r.queueWaker()).
 		Watches(&bastionv1.Project{}, r.queueWaker()).
+		Watches(&bastionv1.Template{}, r.inputWaker()).
+		Watches(&bastionv1.Repository{}, r.inputWaker()).
+		Watches(&bastionv1.Inventory{}, r.inputWaker()).
+		Watches(&bastionv1.Environment{}, r.inputWaker()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Named("task")
 	if n, ok := r.Launcher.(Notifier); ok {

@@ -255,13 +255,6 @@ func TestTaskReconciler_confirmMovesAWaitingConfirmationTaskOn(t *testing.T) {
 	p.waitStatus("plan", bastionv1.TaskSuccess)
 }
 
-func TestTaskReconciler_aMissingTemplateIsAnError(t *testing.T) {
-	p := newTaskProject(t, "tasks-missing", 0)
-	p.task("orphan", "no-such-template", nil)
-	task := p.waitStatus("orphan", bastionv1.TaskError)
-	p.g.Expect(task.Status.Message).To(Equal(`template "no-such-template" not found`))
-}
-
 func TestTaskReconciler_buildVersionsIncrementAndDeploysInheritThem(t *testing.T) {
 	p := newTaskProject(t, "tasks-versions", 0)
 	p.template("build", func(s *bastionv1.TemplateSpec) { s.Type = bastionv1.TemplateBuild; s.StartVersion = "1.0.0" })

@@ -15,6 +15,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/users"
 )
 
@@ -26,9 +27,12 @@ type UserReconciler struct {
 	IDs *ids.Allocator
 	// ManagerNamespace holds the global "user" counter.
 	ManagerNamespace string
+	// Store holds the users' sessions and tokens, ended with the user.
+	Store store.Store
 }
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=users,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=automation.bastion.dev,resources=users/finalizers,verbs=update
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=users/status,verbs=get;update;patch
 
@@ -41,7 +45,10 @@ func (r *UserReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !user.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
+		return r.finalize(ctx, user)
+	}
+	if result, err := patchCascadeFinalizer(ctx, r.Client, user, true); err != nil || !result.IsZero() {
+		return result, err
 	}
 	if _, err := ids.Assign(ctx, r.Client, r.IDs, user, r.ManagerNamespace, ids.CounterUser); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

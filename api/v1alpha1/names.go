@@ -42,6 +42,10 @@ const (
 	// namespace explicitly: the embedded control plane of `bastion dev` runs
 	// no garbage collector, so owner references alone would leave it behind.
 	ProjectFinalizer = "automation.bastion.dev/project-namespace"
+	// CascadeFinalizer holds a Template, Integration or View until its
+	// reconciler has dealt with what depends on it (controllers/cascade.go),
+	// whichever door, kubectl or the API, deleted it.
+	CascadeFinalizer = "automation.bastion.dev/cascade"
 )
 
 // NamespacePrefix starts the name of every project namespace, so that a

@@ -12,6 +12,15 @@ const (
 	ReasonGlobalLimit = "GlobalLimit"
 	// ReasonQueuedBehind: older tasks of the project wait for the same slot.
 	ReasonQueuedBehind = "QueuedBehindOlderTasks"
+
+	// ReasonWaitingForTemplate (Ready=False): the task's template does not
+	// exist yet. A GitOps apply has no order, so a task may arrive before
+	// its template; it stays waiting, and fails only after a grace period.
+	ReasonWaitingForTemplate = "WaitingForTemplate"
+	// ReasonWaitingForInputs (Ready=False): the template exists, but
+	// something the run needs (repository, environment, inventory, key,
+	// secret, build task) does not yet; the message names it.
+	ReasonWaitingForInputs = "WaitingForInputs"
 )
 
 // Labels and annotations on Tasks.

@@ -64,6 +64,9 @@ type managerOptions struct {
 	// on a new commit); on in bastion dev, off by default.
 	AllowLocalRepositories bool
 	TaskKeepLast           int
+	// TaskInputGrace is how long a new task waits for its template and
+	// inputs (an apply has no order) before it fails.
+	TaskInputGrace time.Duration
 	// StoreDSN names the output store (internal/store.Open).
 	StoreDSN string
 	// RunnerURL is where runners reach the manager (default PublicURL):
@@ -195,6 +198,7 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	fs.StringVar(&opts.LocalRunsDir, "local-runs", "", "run tasks as processes of this host instead of Jobs, with their files in this directory (as bastion dev does; runs survive a restart of the manager). "+
 		"As root, each run starts as its own unprivileged user and cannot read the manager's files or other runs; otherwise runs share the manager's user and can read everything it can, said at start")
 	fs.IntVar(&opts.TaskKeepLast, "task-keep-last", controllers.DefaultTaskKeepLast, "finished tasks kept as objects per template (a template's keepLast overrides it)")
+	fs.DurationVar(&opts.TaskInputGrace, "task-input-grace", controllers.DefaultInputGrace, "how long a new task waits for its template and inputs to exist before it fails")
 	fs.DurationVar(&opts.JobOptions.ActiveDeadline, "task-deadline", opts.JobOptions.ActiveDeadline, "longest a task may run")
 	fs.DurationVar(&opts.JobOptions.TTLAfterFinished, "task-job-ttl", opts.JobOptions.TTLAfterFinished, "how long a finished task's Job (and its pod's log) is kept; the output stays in the store")
 	fs.BoolVar(&opts.DisablePasswordLogin, "disable-password-login", false, "turn password sign-in off (single sign-on only)")
@@ -356,7 +360,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	ctrlOpts := controllers.Options{
 		IDs:              alloc,
 		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: runnerURL,
-		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast, Store: output,
+		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast, TaskInputGrace: opts.TaskInputGrace, Store: output,
 		RunnerNetworkPolicy: opts.RunnerNetworkPolicy, Keys: keys, Namespaces: granter,
 		AllowLocalRepositories: opts.AllowLocalRepositories,
 	}
@@ -394,7 +398,6 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		Reader:         mgr.GetAPIReader(),
 		Informers:      mgr.GetCache(),
 		Keys:           keys,
-		Granter:        granter,
 		Store:          output,
 		Hub:            live,
 

@@ -491,6 +491,19 @@ func TestManagerFlags_runnerImagePullPolicy(t *testing.T) {
 	}
 }
 
+// --task-input-grace: how long a task waits for its template and inputs,
+// two minutes unless it is said.
+func TestManagerFlags_taskInputGrace(t *testing.T) {
+	opts, _, err := parseManagerFlags(nil, io.Discard)
+	if err != nil || opts.TaskInputGrace != 2*time.Minute {
+		t.Fatalf("default: got %v, %s", err, opts.TaskInputGrace)
+	}
+	opts, _, err = parseManagerFlags([]string{"--task-input-grace", "30s"}, io.Discard)
+	if err != nil || opts.TaskInputGrace != 30*time.Second {
+		t.Fatalf("got %v, %s", err, opts.TaskInputGrace)
+	}
+}
+
 // --store-file reads the DSN from a mounted Secret (the chart's
 // PostgreSQL store), so the password is in no process's argv; the
 // trailing newline of the file is not part of it.
