@@ -5,6 +5,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // ReadyStatus is what every kind's status holds, as flux's kinds do: the
 // Ready condition among its conditions, and the generation of the spec the
 // status describes. The controllers set both in one place through it.
+// +kubebuilder:object:generate=false
 type ReadyStatus interface {
 	// StatusConditions points at status.conditions; StatusObservedGeneration
 	// at status.observedGeneration.
