@@ -7,8 +7,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -25,6 +23,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/runproto"
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
@@ -93,20 +92,10 @@ func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	}
 
 	before := task.DeepCopy()
-	defer func() {
-		if equality.Semantic.DeepEqual(before.Status, task.Status) {
-			return
-		}
-		// The optimistic lock makes a reconcile that read a stale task fail
-		// instead of overwriting newer state; it is simply run again.
-		patchErr := r.Status().Patch(ctx, task, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-		switch {
-		case apierrors.IsConflict(patchErr):
-			result, err = ctrl.Result{Requeue: true}, nil
-		case patchErr != nil:
-			err = client.IgnoreNotFound(patchErr)
-		}
-	}()
+	defer writeStatus(ctx, r.Client, before, task, &result, &err)
+	// Runs first (deferred last): whatever this reconcile did, the status
+	// it writes says what it was derived from.
+	defer deriveReported(task)
 
 	switch task.Status.Status {
 	case "":
@@ -122,7 +111,7 @@ func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	case bastionv1.TaskStarting, bastionv1.TaskRunning, bastionv1.TaskWaitingConfirmation, bastionv1.TaskConfirmed, bastionv1.TaskStopping:
 		return r.reconcileActive(ctx, task)
 	case bastionv1.TaskSuccess, bastionv1.TaskError, bastionv1.TaskStopped:
-		return ctrl.Result{}, r.finish(ctx, task)
+		return r.finish(ctx, task)
 	default:
 		// The schema forbids other values; one that slipped in (an older
 		// schema, a bug) is an error, never a task left hanging.
@@ -188,10 +177,6 @@ func (r *TaskReconciler) reconcileActive(ctx context.Context, task *bastionv1.Ta
 			return ctrl.Result{}, err
 		}
 	}
-	if task.Status.Status == bastionv1.TaskWaitingConfirmation && task.Spec.Confirmed {
-		r.transition(task, bastionv1.TaskConfirmed, "")
-	}
-
 	state, err := r.Launcher.Observe(ctx, run)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -199,15 +184,31 @@ func (r *TaskReconciler) reconcileActive(ctx context.Context, task *bastionv1.Ta
 	return r.applyRunState(ctx, task, state)
 }
 
-// applyRunState maps what the launcher sees onto the task's status.
+// applyRunState derives the task's state from the runner's report
+// (status.run) and what the launcher sees of the run. The runner's exit
+// comes first: it is recorded with the run's last line, while the
+// process or pod may take a while yet to end (finish waits for that).
 func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task, state launch.State) (ctrl.Result, error) {
 	stopping := task.Status.Status == bastionv1.TaskStopping
+	if exit := reportedExit(task); exit != nil {
+		switch {
+		case stopping:
+			r.transition(task, bastionv1.TaskStopped, "stopped")
+		case exit.Code == 0 && exit.Message == "":
+			r.transition(task, bastionv1.TaskSuccess, "")
+		default:
+			r.transition(task, bastionv1.TaskError, exitMessage(exit))
+		}
+		return ctrl.Result{}, nil
+	}
 	switch state.Phase {
 	case launch.PhasePending:
 		return ctrl.Result{}, nil
 	case launch.PhaseRunning:
-		if task.Status.Status == bastionv1.TaskStarting {
-			r.transition(task, bastionv1.TaskRunning, "")
+		if !stopping {
+			if to := runningState(task); to != task.Status.Status {
+				r.transition(task, to, "")
+			}
 		}
 		return ctrl.Result{}, nil
 	case launch.PhaseNotFound:
@@ -221,6 +222,8 @@ func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task
 			r.transition(task, bastionv1.TaskError, "the run disappeared (its Job or its local run directory was deleted)")
 		}
 	case launch.PhaseSucceeded:
+		// Ended without a report (a runner without a manager to report
+		// to, or one that gave up reporting): the launcher's word holds.
 		if stopping {
 			r.transition(task, bastionv1.TaskStopped, "stopped")
 		} else {
@@ -230,18 +233,42 @@ func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task
 		if stopping {
 			r.transition(task, bastionv1.TaskStopped, "stopped")
 		} else {
-			// The runner's own account (a failed clone, a path outside the
-			// checkout) says more than its exit code.
-			message := task.Annotations[bastionv1.AnnotationRunMessage]
-			if message == "" {
-				message = failureMessage(state)
-			}
-			r.transition(task, bastionv1.TaskError, message)
+			r.transition(task, bastionv1.TaskError, failureMessage(state))
 		}
 	}
 	// The finished state is stored first; the update it causes brings the
 	// task back for finish, so nothing is released before it is recorded.
 	return ctrl.Result{}, nil
+}
+
+// reportedExit is the runner's report of how the run ended, if any.
+func reportedExit(task *bastionv1.Task) *bastionv1.TaskRunExit {
+	if task.Status.Run == nil {
+		return nil
+	}
+	return task.Status.Run.Exit
+}
+
+// runningState is the state of a task whose run is running: the phase
+// its runner reported, answered by the user's confirmation.
+func runningState(task *bastionv1.Task) bastionv1.TaskStatusValue {
+	if task.Status.Run == nil || task.Status.Run.Phase != runproto.PhaseWaitingConfirmation {
+		return bastionv1.TaskRunning
+	}
+	if task.Spec.Confirmed {
+		return bastionv1.TaskConfirmed
+	}
+	return bastionv1.TaskWaitingConfirmation
+}
+
+// exitMessage is the task's message for a failed run: the runner's
+// account (a failed clone, a path outside the checkout, the program's
+// exit code) says more than the launcher's.
+func exitMessage(exit *bastionv1.TaskRunExit) string {
+	if exit.Message != "" {
+		return exit.Message
+	}
+	return fmt.Sprintf("the runner exited with code %d", exit.Code)
 }
 
 func failureMessage(s launch.State) string {
@@ -261,7 +288,7 @@ func (r *TaskReconciler) transition(task *bastionv1.Task, to bastionv1.TaskStatu
 	if message != "" || to.Finished() {
 		task.Status.Message = message
 	}
-	if to == bastionv1.TaskRunning && task.Status.Start == nil {
+	if to.Active() && to != bastionv1.TaskStarting && task.Status.Start == nil {
 		task.Status.Start = &now
 	}
 	if to.Finished() {
@@ -285,7 +312,7 @@ func (r *TaskReconciler) reconcileDelete(ctx context.Context, task *bastionv1.Ta
 	if !controllerutil.ContainsFinalizer(task, TaskFinalizer) {
 		return nil
 	}
-	run := launch.Run{Task: task, Name: runName(task)}
+	run := launch.Run{Task: task, Name: bastionv1.TaskRunName(task)}
 	if !task.Status.Status.Finished() {
 		if err := r.Launcher.Stop(ctx, run, true); err != nil {
 			return err
