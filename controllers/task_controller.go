@@ -202,10 +202,11 @@ func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task
 		return ctrl.Result{}, nil
 	}
 	switch state.Phase {
-	case launch.PhasePending:
-		return ctrl.Result{}, nil
-	case launch.PhaseRunning:
-		if !stopping {
+	case launch.PhasePending, launch.PhaseRunning:
+		// A runner that reported a phase runs, whatever the pod's status
+		// (which may lag behind) says yet.
+		running := state.Phase == launch.PhaseRunning || task.Status.Run != nil && task.Status.Run.Phase != ""
+		if running && !stopping {
 			if to := runningState(task); to != task.Status.Status {
 				r.transition(task, to, "")
 			}
