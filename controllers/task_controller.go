@@ -7,12 +7,15 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -166,6 +169,11 @@ func (r *TaskReconciler) reconcileActive(ctx context.Context, task *bastionv1.Ta
 		}
 	}
 
+	if reportedExit(task) != nil {
+		// Over, by its runner's word, which came with its last line:
+		// nothing to start, and no need to wait for the launcher's view.
+		return r.applyRunState(ctx, task, launch.State{})
+	}
 	if task.Status.Status == bastionv1.TaskStarting {
 		run, err = r.prepareRun(ctx, task, run)
 		if err != nil {
@@ -363,6 +371,7 @@ func (r *TaskReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(taskOfPod)).
 		Watches(&bastionv1.Task{}, r.queueWaker()).
+		Watches(&bastionv1.Task{}, runReports()).
 		Watches(&bastionv1.Project{}, r.queueWaker()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Named("task")
@@ -378,6 +387,32 @@ func taskOfPod(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
+}
+
+// runReportPriority is the queue priority of a task whose runner reported
+// something new: a run's end is waited for by its user, while a burst of
+// new tasks can keep every worker busy starting runs.
+const runReportPriority = 10
+
+// runReports reconciles a task ahead of the rest of the queue when its
+// runner's report (status.run) changed, so that its final state follows
+// its last line within moments, however many tasks wait to start.
+func runReports() handler.Funcs {
+	return handler.Funcs{
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			prev, ok1 := e.ObjectOld.(*bastionv1.Task)
+			next, ok2 := e.ObjectNew.(*bastionv1.Task)
+			if !ok1 || !ok2 || equality.Semantic.DeepEqual(prev.Status.Run, next.Status.Run) {
+				return
+			}
+			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(next)}
+			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+				pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(runReportPriority)}, req)
+				return
+			}
+			q.Add(req)
+		},
+	}
 }
 
 // queueWaker wakes a project's queue when a slot may have opened: one of

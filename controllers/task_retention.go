@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
@@ -26,8 +27,8 @@ func indexTaskTemplate(obj client.Object) []string {
 }
 
 // pruneFinished deletes the finished Tasks of a template beyond its
-// keep-last count, oldest first. Tasks that are not finished are never
-// touched.
+// keep-last count, oldest first. Tasks that are not finished, or not done
+// finishing, are never touched.
 func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task) error {
 	template := &bastionv1.Template{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: task.Spec.TemplateRef.Name}, template); err != nil {
@@ -51,7 +52,9 @@ func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task
 	var finished []*bastionv1.Task
 	for i := range list.Items {
 		t := &list.Items[i]
-		if t.Status.Status.Finished() && t.DeletionTimestamp.IsZero() {
+		// Only tasks whose finish is done: one still finishing (its run
+		// ending, its summary not saved yet) would leave no history.
+		if t.Status.Status.Finished() && t.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(t, TaskFinalizer) {
 			finished = append(finished, t)
 		}
 	}
