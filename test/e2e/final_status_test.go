@@ -27,7 +27,9 @@ type statusFrame struct {
 	Time      time.Time `json:"time"` // a log line's, as its runner read it
 }
 
-func finished(status string) bool { return status == "success" || status == "error" || status == "stopped" }
+func finished(status string) bool {
+	return status == "success" || status == "error" || status == "stopped"
+}
 
 // taskClock records, per task, the time of its last output line and when
 // its final status was first seen.
