@@ -271,13 +271,13 @@ func runningState(task *bastionv1.Task) bastionv1.TaskStatusValue {
 }
 
 // exitMessage is the task's message for a failed run: the runner's
-// account (a failed clone, a path outside the checkout, the program's
-// exit code) says more than the launcher's.
+// account (a failed clone, a path outside the checkout) says more than an
+// exit code; without one, the exit code as the local launcher names it.
 func exitMessage(exit *bastionv1.TaskRunExit) string {
 	if exit.Message != "" {
 		return exit.Message
 	}
-	return fmt.Sprintf("the runner exited with code %d", exit.Code)
+	return failureMessage(launch.State{Reason: "RunnerFailed", Message: fmt.Sprintf("the runner exited with code %d", exit.Code)})
 }
 
 func failureMessage(s launch.State) string {

@@ -82,11 +82,9 @@ func runTask(input, secrets, work string, stdout, stderr io.Writer) error {
 	streamer.SetPhase(runproto.PhaseRunning)
 
 	res := runner.Run(runCtx, in, work, streamer)
-	// The message names the failure as the runner's own exit does ("bash
-	// exited with code 2"): it becomes the task's message.
 	exit := runproto.Exit{Code: res.ExitCode}
-	if err := exitOf(in, res); err != nil {
-		exit.Message = err.Error()
+	if res.Err != nil {
+		exit.Message = res.Err.Error()
 	}
 	// Every line must reach the manager before the runner exits: its exit
 	// ends the run, and the launcher then considers the output complete.
