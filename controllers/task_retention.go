@@ -52,9 +52,7 @@ func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task
 	var finished []*bastionv1.Task
 	for i := range list.Items {
 		t := &list.Items[i]
-		// Only tasks whose finish is done: one still finishing (its run
-		// ending, its summary not saved yet) would leave no history.
-		if t.Status.Status.Finished() && t.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(t, TaskFinalizer) {
+		if t.Status.Status.Finished() && t.DeletionTimestamp.IsZero() {
 			finished = append(finished, t)
 		}
 	}
@@ -63,6 +61,12 @@ func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task
 	}
 	sort.Slice(finished, func(i, j int) bool { return newerTask(finished[i], finished[j]) })
 	for _, old := range finished[keep:] {
+		if old.Name != task.Name && controllerutil.ContainsFinalizer(old, TaskFinalizer) {
+			// Still finishing (its run ending, its summary not saved yet):
+			// pruned now, it would leave no history. Its own finish or a
+			// later one prunes it.
+			continue
+		}
 		// A fresh object with the key: the listed one belongs to the cache.
 		victim := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: old.Namespace, Name: old.Name}}
 		if err := r.Delete(ctx, victim, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
