@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"testing"
@@ -111,7 +112,7 @@ func confirmFinals(a *apiClient, path string, told <-chan int64, finals *taskClo
 				var task struct {
 					Status string `json:"status"`
 				}
-				if err := getJSON(a, fmt.Sprintf("%s/tasks/%d", path, id), &task); err != nil {
+				if err := callJSON(a, http.MethodGet, fmt.Sprintf("%s/tasks/%d", path, id), nil, http.StatusOK, &task); err != nil {
 					select {
 					case errs <- err:
 					default:
@@ -198,7 +199,7 @@ func TestDev_finalStatusOf200ShortTasksArrivesWithin2sOfTheirLastLine(t *testing
 				var task struct {
 					ID int64 `json:"id"`
 				}
-				if err := postJSON(api, project.Path+"/tasks", map[string]any{"template_id": template.ID}, &task); err != nil {
+				if err := callJSON(api, http.MethodPost, project.Path+"/tasks", map[string]any{"template_id": template.ID}, http.StatusCreated, &task); err != nil {
 					errs <- err
 					return
 				}
@@ -287,33 +288,30 @@ func TestDev_finalStatusOf200ShortTasksArrivesWithin2sOfTheirLastLine(t *testing
 	t.Logf("the returning client had missed %d tasks' ends; each was success when read again", len(missed))
 }
 
-// getJSON reads path into out; safe to call from any goroutine.
-func getJSON(a *apiClient, path string, out any) error {
-	resp, err := a.c.Get(a.base + path)
+// callJSON sends body (if not nil) and decodes the answer into out,
+// which must come with status want; unlike apiClient.must, it is safe to
+// call from any goroutine.
+func callJSON(a *apiClient, method, path string, body any, want int, out any) error {
+	var r io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, a.base+path, r)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := a.c.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s = %s", path, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
-}
-
-// postJSON posts body and decodes a 201 answer into out; safe to call
-// from any goroutine (apiClient.must is not).
-func postJSON(a *apiClient, path string, body, out any) error {
-	data, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	resp, err := a.c.Post(a.base+path, "application/json", bytes.NewReader(data))
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		return fmt.Errorf("POST %s = %s", path, resp.Status)
+	if resp.StatusCode != want {
+		return fmt.Errorf("%s %s = %s", method, path, resp.Status)
 	}
 	return json.NewDecoder(resp.Body).Decode(out)
 }
