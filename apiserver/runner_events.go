@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -29,7 +30,8 @@ import (
 )
 
 // runnerEvents receives runners' batches (internal/runproto): it stores
-// the lines, publishes them live, records phases and commits on the Task,
+// the lines, publishes them live, records the facts of the run (phase,
+// commit, exit) in the Task's status.run,
 // and answers with the ack and the user's confirm or stop.
 //
 // What it keeps per task (the token, the last line published, whether the
@@ -210,7 +212,7 @@ func (e *runnerEvents) receive(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusServiceUnavailable, "storing output: "+err.Error())
 		return
 	}
-	if err := e.record(r, task, batch); err != nil {
+	if err := e.record(r, task, batch, ack); err != nil {
 		fail(w, http.StatusServiceUnavailable, "recording the run: "+err.Error())
 		return
 	}
@@ -299,7 +301,7 @@ func (e *runnerEvents) authorized(r *http.Request, task *bastionv1.Task, st *tas
 	}
 	if st.token == "" {
 		secret := &corev1.Secret{}
-		name := task.Status.RunName + "-input"
+		name := bastionv1.TaskInputSecretName(task)
 		if err := e.reader.Get(r.Context(), client.ObjectKey{Namespace: task.Namespace, Name: name}, secret); err != nil {
 			if apierrors.IsNotFound(err) {
 				return false, nil // finished: its token is gone
@@ -396,35 +398,57 @@ func (e *runnerEvents) publish(ctx context.Context, key store.TaskKey, from, to 
 	return nil
 }
 
-// record puts the runner's phase, commit and exit message on the Task.
-func (e *runnerEvents) record(r *http.Request, task *bastionv1.Task, batch runproto.Batch) error {
-	ctx := r.Context()
-	if batch.Exit != nil && batch.Exit.Message != "" && task.Annotations[bastionv1.AnnotationRunMessage] != batch.Exit.Message {
-		patch := client.MergeFrom(task.DeepCopy())
-		if task.Annotations == nil {
-			task.Annotations = map[string]string{}
-		}
-		task.Annotations[bastionv1.AnnotationRunMessage] = batch.Exit.Message
-		if err := e.client.Patch(ctx, task, patch); client.IgnoreNotFound(err) != nil {
-			return err
-		}
-	}
-	before := task.DeepCopy()
-	if batch.Commit != nil {
-		task.Status.CommitHash, task.Status.CommitMessage = batch.Commit.Hash, batch.Commit.Message
-	}
-	switch {
-	case batch.Phase == runproto.PhaseWaitingConfirmation && task.Status.Status == bastionv1.TaskRunning:
-		task.Status.Status = bastionv1.TaskWaitingConfirmation
-	case batch.Phase == runproto.PhaseRunning && task.Status.Status == bastionv1.TaskConfirmed:
-		task.Status.Status = bastionv1.TaskRunning
-	}
-	if task.Status.CommitHash == before.Status.CommitHash && task.Status.Status == before.Status.Status {
+// record writes the facts of the run that the batch brings (its phase,
+// its commit, its exit) into the Task's status.run, and nothing else: the
+// task's state is the reconciler's to derive. Each fact goes as a merge
+// patch of that field alone under the endpoint's own field manager, with
+// no lock: status.run is written by nobody else, so there is nothing to
+// overwrite, and a repeated batch writes the same facts again. (A
+// server-side apply would have to send every fact each time, known only
+// from a cache that may lag behind the last batch, and would remove the
+// ones it missed.) The exit is recorded only once every line up to it is
+// stored (ack), so a finished task's output is complete.
+func (e *runnerEvents) record(r *http.Request, task *bastionv1.Task, batch runproto.Batch, ack int64) error {
+	facts := newFacts(task.Status.Run, batch, ack)
+	if facts == nil {
 		return nil
 	}
-	// The optimistic lock: if the reconciler moved the task on meanwhile,
-	// the request fails and the runner sends the batch again (its lines are
-	// stored once whatever happens).
-	err := e.client.Status().Patch(ctx, task, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	body, err := json.Marshal(map[string]any{"status": map[string]any{"run": facts}})
+	if err != nil {
+		return err
+	}
+	err = e.client.Status().Patch(r.Context(), task, client.RawPatch(types.MergePatchType, body), client.FieldOwner(bastionv1.RunFieldManager))
 	return client.IgnoreNotFound(err)
+}
+
+// newFacts is what the batch says that status.run (as last read) does
+// not hold yet; nil when nothing.
+func newFacts(known *bastionv1.TaskRun, batch runproto.Batch, ack int64) *bastionv1.TaskRun {
+	if known == nil {
+		known = &bastionv1.TaskRun{}
+	}
+	facts := &bastionv1.TaskRun{}
+	if batch.Phase != "" && batch.Phase != known.Phase {
+		facts.Phase = batch.Phase
+	}
+	if c := batch.Commit; c != nil && (known.Commit == nil || known.Commit.Hash != c.Hash || known.Commit.Message != c.Message) {
+		facts.Commit = &bastionv1.TaskRunCommit{Hash: c.Hash, Message: c.Message}
+	}
+	if x := batch.Exit; x != nil && known.Exit == nil && storedAll(batch.Lines, ack) {
+		facts.Exit = &bastionv1.TaskRunExit{Code: int32(x.Code), Message: x.Message, Lines: ack, Time: metav1.Now()}
+	}
+	if *facts == (bastionv1.TaskRun{}) {
+		return nil
+	}
+	return facts
+}
+
+// storedAll reports whether every line of the batch is stored.
+func storedAll(lines []runproto.Line, ack int64) bool {
+	for _, l := range lines {
+		if l.Seq > ack {
+			return false
+		}
+	}
+	return true
 }

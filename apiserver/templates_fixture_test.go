@@ -14,6 +14,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/runproto"
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
@@ -272,13 +273,17 @@ func (p *tplProject) waitStatus(t *testing.T, id int64, want bastionv1.TaskStatu
 	return task
 }
 
-// setStatus plays the runner: it moves task id to status through the
-// status subresource, as the manager does when a runner reports.
+// setStatus puts task id in status through the status subresource, as if
+// the reconciler had (the test's Jobs never run).
 func (p *tplProject) setStatus(t *testing.T, id int64, status bastionv1.TaskStatusValue) {
 	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		task := p.taskObject(t, id)
 		task.Status.Status = status
+		if status == bastionv1.TaskWaitingConfirmation {
+			// What makes the reconciler keep it there: its runner's report.
+			task.Status.Run = &bastionv1.TaskRun{Phase: runproto.PhaseWaitingConfirmation}
+		}
 		if status.Finished() {
 			now := metav1.Now()
 			task.Status.End = &now

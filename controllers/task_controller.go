@@ -8,14 +8,15 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -25,6 +26,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/runproto"
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
@@ -96,20 +98,10 @@ func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	}
 
 	before := task.DeepCopy()
-	defer func() {
-		if equality.Semantic.DeepEqual(before.Status, task.Status) {
-			return
-		}
-		// The optimistic lock makes a reconcile that read a stale task fail
-		// instead of overwriting newer state; it is simply run again.
-		patchErr := r.Status().Patch(ctx, task, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-		switch {
-		case apierrors.IsConflict(patchErr):
-			result, err = ctrl.Result{Requeue: true}, nil
-		case patchErr != nil:
-			err = client.IgnoreNotFound(patchErr)
-		}
-	}()
+	defer writeStatus(ctx, r.Client, before, task, &result, &err)
+	// Runs first (deferred last): whatever this reconcile did, the status
+	// it writes says what it was derived from.
+	defer deriveReported(task)
 
 	if waiting, result, err := r.awaitInputs(ctx, task); waiting || err != nil {
 		return result, err
@@ -128,7 +120,7 @@ func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	case bastionv1.TaskStarting, bastionv1.TaskRunning, bastionv1.TaskWaitingConfirmation, bastionv1.TaskConfirmed, bastionv1.TaskStopping:
 		return r.reconcileActive(ctx, task)
 	case bastionv1.TaskSuccess, bastionv1.TaskError, bastionv1.TaskStopped:
-		return ctrl.Result{}, r.finish(ctx, task)
+		return r.finish(ctx, task)
 	default:
 		// The schema forbids other values; one that slipped in (an older
 		// schema, a bug) is an error, never a task left hanging.
@@ -183,6 +175,11 @@ func (r *TaskReconciler) reconcileActive(ctx context.Context, task *bastionv1.Ta
 		}
 	}
 
+	if reportedExit(task) != nil {
+		// Over, by its runner's word, which came with its last line:
+		// nothing to start, and no need to wait for the launcher's view.
+		return r.applyRunState(ctx, task, launch.State{})
+	}
 	if task.Status.Status == bastionv1.TaskStarting {
 		run, err = r.prepareRun(ctx, task, run)
 		if err != nil {
@@ -194,10 +191,6 @@ func (r *TaskReconciler) reconcileActive(ctx context.Context, task *bastionv1.Ta
 			return ctrl.Result{}, err
 		}
 	}
-	if task.Status.Status == bastionv1.TaskWaitingConfirmation && task.Spec.Confirmed {
-		r.transition(task, bastionv1.TaskConfirmed, "")
-	}
-
 	state, err := r.Launcher.Observe(ctx, run)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -205,15 +198,32 @@ func (r *TaskReconciler) reconcileActive(ctx context.Context, task *bastionv1.Ta
 	return r.applyRunState(ctx, task, state)
 }
 
-// applyRunState maps what the launcher sees onto the task's status.
+// applyRunState derives the task's state from the runner's report
+// (status.run) and what the launcher sees of the run. The runner's exit
+// comes first: it is recorded with the run's last line, while the
+// process or pod may take a while yet to end (finish waits for that).
 func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task, state launch.State) (ctrl.Result, error) {
 	stopping := task.Status.Status == bastionv1.TaskStopping
-	switch state.Phase {
-	case launch.PhasePending:
+	if exit := reportedExit(task); exit != nil {
+		switch {
+		case stopping:
+			r.transition(task, bastionv1.TaskStopped, "stopped")
+		case exit.Code == 0 && exit.Message == "":
+			r.transition(task, bastionv1.TaskSuccess, "")
+		default:
+			r.transition(task, bastionv1.TaskError, exitMessage(exit))
+		}
 		return ctrl.Result{}, nil
-	case launch.PhaseRunning:
-		if task.Status.Status == bastionv1.TaskStarting {
-			r.transition(task, bastionv1.TaskRunning, "")
+	}
+	switch state.Phase {
+	case launch.PhasePending, launch.PhaseRunning:
+		// A runner that reported a phase runs, whatever the pod's status
+		// (which may lag behind) says yet.
+		running := state.Phase == launch.PhaseRunning || task.Status.Run != nil && task.Status.Run.Phase != ""
+		if running && !stopping {
+			if to := runningState(task); to != task.Status.Status {
+				r.transition(task, to, "")
+			}
 		}
 		return ctrl.Result{}, nil
 	case launch.PhaseNotFound:
@@ -227,6 +237,8 @@ func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task
 			r.transition(task, bastionv1.TaskError, "the run disappeared (its Job or its local run directory was deleted)")
 		}
 	case launch.PhaseSucceeded:
+		// Ended without a report (a runner without a manager to report
+		// to, or one that gave up reporting): the launcher's word holds.
 		if stopping {
 			r.transition(task, bastionv1.TaskStopped, "stopped")
 		} else {
@@ -236,18 +248,42 @@ func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task
 		if stopping {
 			r.transition(task, bastionv1.TaskStopped, "stopped")
 		} else {
-			// The runner's own account (a failed clone, a path outside the
-			// checkout) says more than its exit code.
-			message := task.Annotations[bastionv1.AnnotationRunMessage]
-			if message == "" {
-				message = failureMessage(state)
-			}
-			r.transition(task, bastionv1.TaskError, message)
+			r.transition(task, bastionv1.TaskError, failureMessage(state))
 		}
 	}
 	// The finished state is stored first; the update it causes brings the
 	// task back for finish, so nothing is released before it is recorded.
 	return ctrl.Result{}, nil
+}
+
+// reportedExit is the runner's report of how the run ended, if any.
+func reportedExit(task *bastionv1.Task) *bastionv1.TaskRunExit {
+	if task.Status.Run == nil {
+		return nil
+	}
+	return task.Status.Run.Exit
+}
+
+// runningState is the state of a task whose run is running: the phase
+// its runner reported, answered by the user's confirmation.
+func runningState(task *bastionv1.Task) bastionv1.TaskStatusValue {
+	if task.Status.Run == nil || task.Status.Run.Phase != runproto.PhaseWaitingConfirmation {
+		return bastionv1.TaskRunning
+	}
+	if task.Spec.Confirmed {
+		return bastionv1.TaskConfirmed
+	}
+	return bastionv1.TaskWaitingConfirmation
+}
+
+// exitMessage is the task's message for a failed run: the runner's
+// account (a failed clone, a path outside the checkout) says more than an
+// exit code; without one, the exit code as the local launcher names it.
+func exitMessage(exit *bastionv1.TaskRunExit) string {
+	if exit.Message != "" {
+		return exit.Message
+	}
+	return failureMessage(launch.State{Reason: "RunnerFailed", Message: fmt.Sprintf("the runner exited with code %d", exit.Code)})
 }
 
 func failureMessage(s launch.State) string {
@@ -267,7 +303,7 @@ func (r *TaskReconciler) transition(task *bastionv1.Task, to bastionv1.TaskStatu
 	if message != "" || to.Finished() {
 		task.Status.Message = message
 	}
-	if to == bastionv1.TaskRunning && task.Status.Start == nil {
+	if to.Active() && to != bastionv1.TaskStarting && task.Status.Start == nil {
 		task.Status.Start = &now
 	}
 	if to.Finished() {
@@ -291,7 +327,7 @@ func (r *TaskReconciler) reconcileDelete(ctx context.Context, task *bastionv1.Ta
 	if !controllerutil.ContainsFinalizer(task, TaskFinalizer) {
 		return nil
 	}
-	run := launch.Run{Task: task, Name: runName(task)}
+	run := launch.Run{Task: task, Name: bastionv1.TaskRunName(task)}
 	if !task.Status.Status.Finished() {
 		if err := r.Launcher.Stop(ctx, run, true); err != nil {
 			return err
@@ -344,6 +380,7 @@ func (r *TaskReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(taskOfPod)).
 		Watches(&bastionv1.Task{}, r.queueWaker()).
+		Watches(&bastionv1.Task{}, runReports()).
 		Watches(&bastionv1.Project{}, r.queueWaker()).
 		Watches(&bastionv1.Template{}, r.inputWaker()).
 		Watches(&bastionv1.Repository{}, r.inputWaker()).
@@ -363,6 +400,32 @@ func taskOfPod(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
+}
+
+// runReportPriority is the queue priority of a task whose runner reported
+// something new: a run's end is waited for by its user, while a burst of
+// new tasks can keep every worker busy starting runs.
+const runReportPriority = 10
+
+// runReports reconciles a task ahead of the rest of the queue when its
+// runner's report (status.run) changed, so that its final state follows
+// its last line within moments, however many tasks wait to start.
+func runReports() handler.Funcs {
+	return handler.Funcs{
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			prev, ok1 := e.ObjectOld.(*bastionv1.Task)
+			next, ok2 := e.ObjectNew.(*bastionv1.Task)
+			if !ok1 || !ok2 || equality.Semantic.DeepEqual(prev.Status.Run, next.Status.Run) {
+				return
+			}
+			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(next)}
+			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+				pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(runReportPriority)}, req)
+				return
+			}
+			q.Add(req)
+		},
+	}
 }
 
 // queueWaker wakes a project's queue when a slot may have opened: one of

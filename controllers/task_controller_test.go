@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/controllers"
+	"github.com/bastion-dev/bastion/internal/runproto"
 	"github.com/bastion-dev/bastion/internal/runspec"
 	"github.com/bastion-dev/bastion/internal/store"
 )
@@ -234,25 +236,63 @@ func TestTaskReconciler_stoppingAQueuedTaskStopsItWithoutARun(t *testing.T) {
 	p.g.Expect(jobExists(p.ns, "second")).To(BeFalse())
 }
 
+// The runner reports facts in status.run (as the runner endpoint writes
+// them); the reconciler alone derives the task's state from them and the
+// user's spec.confirmed.
 func TestTaskReconciler_confirmMovesAWaitingConfirmationTaskOn(t *testing.T) {
 	p := newTaskProject(t, "tasks-confirm", 0)
 	p.task("plan", "deploy-site", nil)
 	p.startPod("plan")
 	p.waitStatus("plan", bastionv1.TaskRunning)
 
-	// The runner reports a Terraform plan with changes (issue #4 streams it).
-	p.g.Eventually(func() error {
-		task := p.get("plan")
-		task.Status.Status = bastionv1.TaskWaitingConfirmation
-		return k8sClient.Status().Update(context.Background(), task)
-	}, timeout, interval).Should(Succeed())
+	// The runner reports a Terraform plan with changes.
+	p.report("plan", &bastionv1.TaskRun{Phase: runproto.PhaseWaitingConfirmation})
+	p.waitStatus("plan", bastionv1.TaskWaitingConfirmation)
 	p.g.Consistently(func() bastionv1.TaskStatusValue { return p.get("plan").Status.Status }, "1s", interval).
 		Should(Equal(bastionv1.TaskWaitingConfirmation), "a running pod does not undo waiting_confirmation")
 
 	p.update("plan", func(task *bastionv1.Task) { task.Spec.Confirmed = true })
 	p.waitStatus("plan", bastionv1.TaskConfirmed)
+	p.report("plan", &bastionv1.TaskRun{Phase: runproto.PhaseRunning})
+	p.waitStatus("plan", bastionv1.TaskRunning)
 	p.finishJob("plan", true)
 	p.waitStatus("plan", bastionv1.TaskSuccess)
+}
+
+// The runner's exit, recorded with its last line, finishes the task while
+// its pod is still running; the runner's message, not the Job's, is the
+// task's. The status says what it was derived from.
+func TestTaskReconciler_theRunnersReportedExitFinishesTheTask(t *testing.T) {
+	p := newTaskProject(t, "tasks-exit", 0)
+	p.task("ok", "deploy-site", nil)
+	p.task("broken", "deploy-site", nil)
+	for _, name := range []string{"ok", "broken"} {
+		p.startPod(name)
+		p.waitStatus(name, bastionv1.TaskRunning)
+	}
+	p.report("ok", &bastionv1.TaskRun{Commit: &bastionv1.TaskRunCommit{Hash: "0123abcd", Message: "Fix"},
+		Exit: &bastionv1.TaskRunExit{Code: 0, Lines: 3, Time: metav1.Now()}})
+	p.report("broken", &bastionv1.TaskRun{Exit: &bastionv1.TaskRunExit{Code: 1, Message: `cloning the repository: exit status 128`, Time: metav1.Now()}})
+
+	ok := p.waitStatus("ok", bastionv1.TaskSuccess)
+	p.g.Expect(ok.Status.End).NotTo(BeNil())
+	p.g.Expect(ok.Status.CommitHash).To(Equal("0123abcd"))
+	p.g.Expect(ok.Status.ObservedGeneration).To(Equal(ok.Generation))
+	ready := meta.FindStatusCondition(ok.Status.Conditions, bastionv1.ConditionReady)
+	p.g.Expect(ready).NotTo(BeNil())
+	p.g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+
+	broken := p.waitStatus("broken", bastionv1.TaskError)
+	p.g.Expect(broken.Status.Message).To(Equal(`cloning the repository: exit status 128`))
+	ready = meta.FindStatusCondition(broken.Status.Conditions, bastionv1.ConditionReady)
+	p.g.Expect(ready).NotTo(BeNil())
+	p.g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+	p.g.Expect(ready.Reason).To(Equal("Failed"))
+
+	// Released only once the run is over: the finalizer waits for the Job.
+	p.g.Consistently(func() []string { return p.get("ok").Finalizers }, "1s", interval).Should(ContainElement(controllers.TaskFinalizer))
+	p.finishJob("ok", true)
+	p.g.Eventually(func() []string { return p.get("ok").Finalizers }, timeout, interval).ShouldNot(ContainElement(controllers.TaskFinalizer))
 }
 
 func TestTaskReconciler_buildVersionsIncrementAndDeploysInheritThem(t *testing.T) {

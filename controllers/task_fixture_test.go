@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
@@ -124,6 +126,17 @@ func (p *taskProject) update(name string, mutate func(*bastionv1.Task)) {
 // --- playing the kubelet -----------------------------------------------------
 
 // startPod creates the Job's pod and marks it Running, as the kubelet would.
+// report writes facts of the run into status.run as the runner endpoint
+// does: a merge patch of those fields alone, under its field manager.
+func (p *taskProject) report(name string, facts *bastionv1.TaskRun) {
+	p.t.Helper()
+	body, err := json.Marshal(map[string]any{"status": map[string]any{"run": facts}})
+	p.g.Expect(err).NotTo(HaveOccurred())
+	task := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: name}}
+	p.g.Expect(k8sClient.Status().Patch(context.Background(), task, client.RawPatch(types.MergePatchType, body),
+		client.FieldOwner(bastionv1.RunFieldManager))).To(Succeed())
+}
+
 func (p *taskProject) startPod(task string) *corev1.Pod {
 	p.t.Helper()
 	ctx := context.Background()

@@ -5,16 +5,19 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/metrics"
 	"github.com/bastion-dev/bastion/internal/taskvars"
 	"github.com/bastion-dev/bastion/internal/versions"
@@ -123,14 +126,44 @@ func nonEmptyStatus(s bastionv1.TaskStatusValue) string {
 // finish releases what a finished task held, queues autorun deploys and
 // the task's alerts.
 // It runs until the finalizer is gone, so every step is idempotent.
-func (r *TaskReconciler) finish(ctx context.Context, task *bastionv1.Task) error {
+func (r *TaskReconciler) finish(ctx context.Context, task *bastionv1.Task) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(task, TaskFinalizer) {
-		return nil
+		return ctrl.Result{}, nil
 	}
 	run, err := r.runFor(ctx, task)
 	if err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
+	if wait, err := r.runEnding(ctx, task, run); err != nil || wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, err
+	}
+	return ctrl.Result{}, r.release(ctx, task, run)
+}
+
+// endGrace is how long a finished task's run may take to end by itself
+// (its runner reported the end, then exits; its pod terminates) before
+// it is released anyway, which kills what is left of it.
+const endGrace = 30 * time.Second
+
+// runEnding is how long to wait yet for the run of a finished task to
+// end by itself: a task is finished as soon as its runner reports the
+// end, with its last line, and the runner exits just after. Its end
+// brings the task back (the local launcher's notification, the Job's
+// watch); the wait is only a fallback. 0 when there is nothing to wait
+// for.
+func (r *TaskReconciler) runEnding(ctx context.Context, task *bastionv1.Task, run launch.Run) (time.Duration, error) {
+	if reportedExit(task) == nil || task.Status.End == nil {
+		return 0, nil
+	}
+	state, err := r.Launcher.Observe(ctx, run)
+	if err != nil || state.Phase != launch.PhaseRunning {
+		return 0, err
+	}
+	return max(0, endGrace-r.now().Sub(task.Status.End.Time)), nil
+}
+
+// release does the finish steps once the run is over.
+func (r *TaskReconciler) release(ctx context.Context, task *bastionv1.Task, run launch.Run) error {
 	if err := r.Launcher.Release(ctx, run); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
@@ -26,8 +27,8 @@ func indexTaskTemplate(obj client.Object) []string {
 }
 
 // pruneFinished deletes the finished Tasks of a template beyond its
-// keep-last count, oldest first. Tasks that are not finished are never
-// touched.
+// keep-last count, oldest first. Tasks that are not finished, or not done
+// finishing, are never touched.
 func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task) error {
 	template := &bastionv1.Template{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: task.Spec.TemplateRef.Name}, template); err != nil {
@@ -60,6 +61,12 @@ func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task
 	}
 	sort.Slice(finished, func(i, j int) bool { return newerTask(finished[i], finished[j]) })
 	for _, old := range finished[keep:] {
+		if old.Name != task.Name && controllerutil.ContainsFinalizer(old, TaskFinalizer) {
+			// Still finishing (its run ending, its summary not saved yet):
+			// pruned now, it would leave no history. Its own finish or a
+			// later one prunes it.
+			continue
+		}
 		// A fresh object with the key: the listed one belongs to the cache.
 		victim := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: old.Namespace, Name: old.Name}}
 		if err := r.Delete(ctx, victim, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {

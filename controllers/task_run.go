@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -23,21 +22,9 @@ import (
 	"github.com/bastion-dev/bastion/internal/runspec"
 )
 
-// runName is the name of a task's run (its Job): the task's name, cut and
-// hashed when longer than a Job name may be.
-func runName(task *bastionv1.Task) string {
-	const max = 52 // Job names feed pod labels of at most 63 characters
-	if len(task.Name) <= max {
-		return task.Name
-	}
-	sum := sha256.Sum256([]byte(task.Name))
-	return task.Name[:max-7] + "-" + hex.EncodeToString(sum[:])[:6]
-}
-
 // runFor identifies the task's run; Secrets are filled by prepareRun.
 func (r *TaskReconciler) runFor(ctx context.Context, task *bastionv1.Task) (launch.Run, error) {
-	run := launch.Run{Task: task, Name: runName(task)}
-	run.InputSecret = run.Name + "-input"
+	run := launch.Run{Task: task, Name: bastionv1.TaskRunName(task), InputSecret: bastionv1.TaskInputSecretName(task)}
 	template := &bastionv1.Template{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: task.Spec.TemplateRef.Name}, template)
 	if client.IgnoreNotFound(err) != nil {

@@ -50,8 +50,11 @@ func TestTaskReconciler_waitsForItsTemplateAndInputs(t *testing.T) {
 	p.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "late-key",
 		Labels: map[string]string{bastionv1.LabelKeyType: string(bastionv1.KeyTypeNone)}}})
 	task := p.waitStatus("early", bastionv1.TaskStarting)
-	p.g.Expect(meta.FindStatusCondition(task.Status.Conditions, bastionv1.ConditionReady)).To(BeNil(),
-		"the wait is over, so its condition goes")
+	// The wait is over: Ready now sums up the task's state.
+	ready := meta.FindStatusCondition(task.Status.Conditions, bastionv1.ConditionReady)
+	p.g.Expect(ready).NotTo(BeNil())
+	p.g.Expect(ready.Status).To(Equal(metav1.ConditionUnknown))
+	p.g.Expect(ready.Reason).To(Equal("Starting"))
 	p.job("early")
 }
 
@@ -68,7 +71,10 @@ func TestTaskReconciler_failsWhenItsTemplateNeverComes(t *testing.T) {
 	suiteClock.Step(controllers.DefaultInputGrace)
 	task := p.waitStatus("orphan", bastionv1.TaskError)
 	p.g.Expect(task.Status.Message).To(Equal(`template "no-such-template" not found (waited 2m0s for it)`))
-	p.g.Expect(meta.FindStatusCondition(task.Status.Conditions, bastionv1.ConditionReady)).To(BeNil())
+	ready := meta.FindStatusCondition(task.Status.Conditions, bastionv1.ConditionReady)
+	p.g.Expect(ready).NotTo(BeNil())
+	p.g.Expect([]string{string(ready.Status), ready.Reason, ready.Message}).To(Equal(
+		[]string{"False", "Failed", `template "no-such-template" not found (waited 2m0s for it)`}))
 }
 
 // Stopping a task that waits for its inputs stops it at once.

@@ -1,5 +1,27 @@
 package v1alpha1
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// TaskRunName is the name of a task's run (its Job, its local run
+// directory): the task's name, cut and hashed when longer than a Job name
+// may be. The one rule, for the reconciler that starts the run and the API
+// that authenticates its runner.
+func TaskRunName(task *Task) string {
+	const max = 52 // Job names feed pod labels of at most 63 characters
+	if len(task.Name) <= max {
+		return task.Name
+	}
+	sum := sha256.Sum256([]byte(task.Name))
+	return task.Name[:max-7] + "-" + hex.EncodeToString(sum[:])[:6]
+}
+
+// TaskInputSecretName names the Secret with a task's runspec and its
+// runner's token.
+func TaskInputSecretName(task *Task) string { return TaskRunName(task) + "-input" }
+
 // Task condition types and reasons.
 const (
 	// ConditionQueued is True while a waiting task waits; the reason and
@@ -25,11 +47,6 @@ const (
 
 // Labels and annotations on Tasks.
 const (
-	// AnnotationRunMessage carries what the runner said went wrong (a
-	// failed clone, a path outside the checkout), for the task's message
-	// when its run fails.
-	AnnotationRunMessage = "automation.bastion.dev/run-message"
-
 	// LabelAutorunOf marks a task queued by autorun with the name of the
 	// successful build task that queued it.
 	LabelAutorunOf = "automation.bastion.dev/autorun-of"

@@ -141,7 +141,8 @@ type TaskStatus struct {
 	// +optional
 	Version string `json:"version,omitempty"`
 
-	// CommitHash and CommitMessage of the checkout, as the runner reports.
+	// CommitHash and CommitMessage of the checkout: the reconciler's copy
+	// of run.commit.
 	// +optional
 	CommitHash string `json:"commitHash,omitempty"`
 	// +optional
@@ -155,11 +156,72 @@ type TaskStatus struct {
 	// +optional
 	RunName string `json:"runName,omitempty"`
 
-	// Conditions: Queued says why a waiting task waits.
+	// Run is what the task's runner reported of its run. The runner
+	// endpoint alone writes it (server-side apply, field manager
+	// RunFieldManager); the reconciler derives the fields above from it
+	// and from the launcher's view of the run, and never writes it.
+	// +optional
+	Run *TaskRun `json:"run,omitempty"`
+
+	// ObservedGeneration is the spec generation the status was derived from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready is True once the task succeeded, False once it
+	// failed or stopped, Unknown while it waits or runs (its reason is the
+	// state); Queued says why a waiting task waits; Alerted marks a
+	// finished task whose alerts were queued.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// RunFieldManager is the field manager of status.run: the runner endpoint
+// of the API server, which applies it from the runner's reports.
+const RunFieldManager = "bastion-runner-endpoint"
+
+// TaskRun holds the facts a runner reported: never a verdict on the task,
+// which is the reconciler's.
+type TaskRun struct {
+	// Phase is the phase the runner last reported: running, or
+	// waiting_confirmation while a Terraform plan waits for spec.confirmed.
+	// +optional
+	// +kubebuilder:validation:Enum=running;waiting_confirmation
+	Phase string `json:"phase,omitempty"`
+
+	// Commit is the commit the runner checked out.
+	// +optional
+	Commit *TaskRunCommit `json:"commit,omitempty"`
+
+	// Exit is how the runner said its run ended, recorded once every line
+	// of the output was stored: the run is over even if its process (or
+	// pod) has not gone yet.
+	// +optional
+	Exit *TaskRunExit `json:"exit,omitempty"`
+}
+
+// TaskRunCommit is a checkout's commit.
+type TaskRunCommit struct {
+	// +optional
+	Hash string `json:"hash,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// TaskRunExit is how a run ended, as its runner reported.
+type TaskRunExit struct {
+	// Code is the program's exit code; -1 when it never ran.
+	Code int32 `json:"code"`
+	// Message says what went wrong before or around the program (a failed
+	// clone, a path outside the checkout).
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Lines is how many output lines the run had, all of them stored.
+	// +optional
+	Lines int64 `json:"lines,omitempty"`
+	// Time is when the manager recorded the exit.
+	Time metav1.Time `json:"time"`
 }
 
 // Task is one run of a template.

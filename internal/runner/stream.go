@@ -229,6 +229,16 @@ func (s *Streamer) send(ctx context.Context) error {
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized && batch.Exit != nil {
+		// The manager no longer takes this task's batches: it finished the
+		// task, which it does once it has recorded the exit (from an
+		// earlier copy of this batch whose reply was lost), or the task was
+		// stopped or deleted. Retrying could only keep the run alive.
+		s.mu.Lock()
+		s.exitAcked = true
+		s.mu.Unlock()
+		return nil
+	}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("manager answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))

@@ -178,6 +178,28 @@ func TestStreamer_finishTimesOutWithTheReasonWhenTheManagerIsGone(t *testing.T) 
 	}
 }
 
+// A manager that refuses the last batch as the task's (it finished the
+// task on an earlier copy whose reply was lost) ends the runner's wait at
+// once: nothing it sends could be taken any more.
+func TestStreamer_finishEndsWhenTheManagerHasFinishedTheTask(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, `{"error":"the task has finished; its runner's token no longer works"}`, http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	s := NewStreamer(srv.URL, "ns", "t", "tok", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx)
+	s.Line(time.Now(), "the last line")
+	start := time.Now()
+	if err := s.Finish(runproto.Exit{}, time.Minute); err != nil {
+		t.Fatalf("Finish: %v", err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Errorf("Finish waited %s for a manager that refuses the task", waited)
+	}
+}
+
 // A line longer than the manager takes becomes several, cut on rune
 // boundaries, that join back to it; a short or empty line stays one.
 func TestSplitLine_cutsOnRuneBoundariesAndLosesNothing(t *testing.T) {

@@ -3,7 +3,8 @@
 // cache, so every screen showing a task (History, the template list, the
 // template's tasks, the task log) stays live without a second store.
 //
-//  - "update" merges its fields into every cached copy of the task;
+//  - "update" merges its fields into every cached copy of the task, and
+//    reads again what was being read when it came (the read may predate it);
 //  - "log" appends a line to the task's output, when the output is cached
 //    (its log is open): see LiveLog;
 //  - an unexpected close reconnects after 2 s; once back, every open log
@@ -94,8 +95,14 @@ export function applyUpdate(client: QueryClient, message: UpdateMessage): Query[
   const stale: Query[] = [];
   for (const query of client.getQueryCache().findAll({ queryKey: ['project', message.project_id] })) {
     const { queryKey } = query;
+    if (isOutput(queryKey)) continue;
+    // A read under way may have been answered before this update: its
+    // answer would overwrite the update, or (a task not loaded yet) the
+    // update has nothing to merge into. It is read again once more, so a
+    // task's end is never lost to a read that overtook it.
+    if (query.state.fetchStatus === 'fetching' && showsTasks(queryKey)) stale.push(query);
     const data: unknown = query.state.data;
-    if (data === undefined || isOutput(queryKey)) continue;
+    if (data === undefined) continue;
     if (Array.isArray(data)) {
       let found = false;
       let changed = false;
@@ -126,6 +133,11 @@ export function applyUpdate(client: QueryClient, message: UpdateMessage): Query[
     }
   }
   return stale;
+}
+
+/** The queries a task's fields appear in: tasks, task lists and template lists. */
+function showsTasks(key: QueryKey): boolean {
+  return key[2] === 'tasks' || key[2] === 'templates' || key[2] === 'views';
 }
 
 // ['project', p, 'templates'] (and views' template lists) list templates,

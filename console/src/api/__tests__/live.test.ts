@@ -1,4 +1,4 @@
-import { QueryClient } from '@tanstack/react-query';
+import { QueryClient, QueryObserver } from '@tanstack/react-query';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setSessionCookie } from '../../test/api';
 import { ApiError } from '../client';
@@ -74,6 +74,30 @@ describe('live updates over /api/ws (spec §4)', () => {
     expect(client.getQueryData<{ status: string }[]>(['project', 1, 'tasks', 'last'])!.map((t) => t.status)).toEqual(['success', 'success']);
     expect(client.getQueryData(['project', 1, 'tasks', 5])).toMatchObject({ status: 'success', start: 'a', end: 'b' });
     expect(client.getQueryData<{ last_task: object }[]>(['project', 1, 'templates'])![0].last_task).toMatchObject({ status: 'success' });
+  });
+
+  // Issue #20: the log showed the last line, the dialog Running for good.
+  // The task's read was answered while it ran, and its end overtook that
+  // answer on the socket; the answer must not have the last word.
+  it('reads a task again when its update overtakes a read under way', async () => {
+    const { client, sockets, live } = setup();
+    let server = task(5);
+    const fetchTask = vi.fn(() => {
+      const answer = server;
+      return new Promise((resolve) => setTimeout(() => resolve(answer), 100));
+    });
+    const observer = new QueryObserver(client, { queryKey: ['project', 1, 'tasks', 5], queryFn: fetchTask });
+    const unsubscribe = observer.subscribe(() => {});
+    live.acquire();
+    sockets[0].open();
+    server = task(5, { status: 'success', end: 'b' });
+    sockets[0].send({ type: 'update', task_id: 5, project_id: 1, template_id: 7, status: 'success', end: 'b' });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(client.getQueryData(['project', 1, 'tasks', 5])).toMatchObject({ status: 'running' }); // the stale answer landed
+    await vi.advanceTimersByTimeAsync(500);
+    expect(fetchTask).toHaveBeenCalledTimes(2);
+    expect(client.getQueryData(['project', 1, 'tasks', 5])).toMatchObject({ status: 'success', end: 'b' });
+    unsubscribe();
   });
 
   it('reloads a list that lacks a new task', async () => {
