@@ -8,7 +8,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/ids"
 )
 
-// Permission bits of spec §6, as GET /project/{id}/role reports them.
+// Permission bits of docs/features.md §6, as GET /project/{id}/role reports them.
 const (
 	permRunProjectTasks        = 1
 	permUpdateProject          = 2
@@ -45,7 +45,7 @@ type projectAccess struct {
 }
 
 // can reports whether the user holds every bit of perm. Admins pass every
-// check (spec §6).
+// check (docs/features.md §6).
 func (a *projectAccess) can(perm int) bool {
 	return a.admin || a.permissions&perm == perm
 }

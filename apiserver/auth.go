@@ -183,7 +183,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, user *bast
 		HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode,
 	})
 	// The marker holds no secret: it only tells the console a session
-	// exists (spec §9, "the session is detected by a session cookie").
+	// exists (docs/features.md §9, "the session is detected by a session cookie").
 	http.SetCookie(w, &http.Cookie{
 		Name: markerCookie, Value: "1", Path: "/", Expires: expires,
 		Secure: secure, SameSite: http.SameSiteLaxMode,

@@ -17,7 +17,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
-// The shared plumbing of the project resources (spec §7): finding an object
+// The shared plumbing of the project resources (docs/features.md §7): finding an object
 // by its id, creating one with its id, updating and deleting with the
 // read-your-writes wait, mapping references between ids and names, and
 // recording the event. Each resource's file uses these and adds only its

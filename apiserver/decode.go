@@ -22,7 +22,7 @@ import (
 // maxBody bounds every JSON body; restore has its own, larger limit.
 const maxBody = 1 << 20
 
-// badRequest is a message for the user about their input (spec §5 wording
+// badRequest is a message for the user about their input (docs/features.md §5 wording
 // where the spec has one). It answers 400 as it is.
 type badRequest string
 

@@ -57,7 +57,7 @@ func jsonObject(text string) (map[string]json.RawMessage, error) {
 	return obj, nil
 }
 
-// environmentSpec checks a request by spec §5 (name; json and env JSON
+// environmentSpec checks a request by docs/features.md §5 (name; json and env JSON
 // objects) and returns the Environment's fields, without its Secret.
 func environmentSpec(req environmentJSON) (bastionv1.EnvironmentSpec, error) {
 	name, err := requiredName(req.Name)

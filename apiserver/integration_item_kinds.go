@@ -8,7 +8,7 @@ import (
 )
 
 // The two item lists of an integration, their JSON shapes
-// (api-contract.md) and their §5 rules.
+// (api-contract.md) and their docs/features.md §5 rules.
 
 const (
 	sourceBody   = "body"
@@ -35,7 +35,7 @@ type matcherRequest struct {
 
 func (req *matcherRequest) ids() (int64, int64) { return req.ID, req.IntegrationID }
 
-// item checks the matcher as spec §5 says: name, match type, key, method
+// item checks the matcher as docs/features.md §5 says: name, match type, key, method
 // and value required, and a body data type when matching on the body.
 func (req *matcherRequest) item() (bastionv1.IntegrationMatcher, error) {
 	m := bastionv1.IntegrationMatcher{
@@ -117,7 +117,7 @@ type valueRequest struct {
 
 func (req *valueRequest) ids() (int64, int64) { return req.ID, req.IntegrationID }
 
-// item checks the value as spec §5 says: name, value source, key and
+// item checks the value as docs/features.md §5 says: name, value source, key and
 // variable required, and a body data type when the source is the body.
 func (req *valueRequest) item() (bastionv1.IntegrationExtractValue, error) {
 	v := bastionv1.IntegrationExtractValue{

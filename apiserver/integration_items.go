@@ -29,9 +29,9 @@ type itemKind[T any] struct {
 }
 
 // itemRequest is the body of a POST or PUT of an item: the item plus its
-// integration_id (spec §7).
+// integration_id (docs/features.md §7).
 type itemRequest[T any] interface {
-	// item validates the body by spec §5 and returns the item, id unset.
+	// item validates the body by docs/features.md §5 and returns the item, id unset.
 	item() (T, error)
 	// ids are the body's own id and integration_id; 0 when absent.
 	ids() (id, integrationID int64)

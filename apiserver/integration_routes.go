@@ -87,7 +87,7 @@ var integrationResource = &resource[*bastionv1.Integration, integrationJSON, int
 	},
 }
 
-// integrationSpec validates the request by spec §5 and maps its ids to
+// integrationSpec validates the request by docs/features.md §5 and maps its ids to
 // references. Matchers and extracted values have their own routes.
 func (s *Server) integrationSpec(ctx context.Context, a *projectAccess, req integrationJSON) (bastionv1.IntegrationSpec, error) {
 	spec := bastionv1.IntegrationSpec{

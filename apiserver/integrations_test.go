@@ -84,7 +84,7 @@ func TestIntegrations_lifecycleWithAliasesMatchersValuesAndRefs(t *testing.T) {
 		t.Fatalf("integrations = %+v", list)
 	}
 
-	// PUT: searchable on, template cleared (spec §5: clearable).
+	// PUT: searchable on, template cleared (docs/features.md §5: clearable).
 	p.b.must("PUT", path, map[string]any{"id": in.ID, "name": "Deploy hook", "template_id": nil, "auth_method": "github",
 		"auth_secret_id": keyID, "searchable": true}, http.StatusNoContent, nil)
 	var got apiIntegration

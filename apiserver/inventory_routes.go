@@ -81,7 +81,7 @@ func insideRepository(path string) bool {
 	return true
 }
 
-// inventorySpec checks a request by spec §5 (name, user credentials, type,
+// inventorySpec checks a request by docs/features.md §5 (name, user credentials, type,
 // path for type file) and returns the Inventory's fields.
 func (s *Server) inventorySpec(r *http.Request, req inventoryJSON) (bastionv1.InventorySpec, error) {
 	name, err := requiredName(req.Name)

@@ -69,7 +69,7 @@ func toKeyJSON(secret *corev1.Secret, projectID int64) keyJSON {
 	return keyJSON{ID: idOf(secret), Name: kinds.KeyName(secret), Type: keyType, ProjectID: projectID, Empty: !stored}
 }
 
-// secret checks the secret part of a request (spec §5, when secrets are
+// secret checks the secret part of a request (docs/features.md §5, when secrets are
 // editable) and returns what the Secret holds. Messages never repeat the
 // secret material.
 func (req keyJSON) secret() (corev1.SecretType, map[string][]byte, error) {

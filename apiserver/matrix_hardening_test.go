@@ -8,7 +8,7 @@ var hardeningMatrix = []matrixRow{
 	// A token id nobody has: signed-in callers reach the handler (404),
 	// anonymous ones do not.
 	{"DELETE", "/api/user/tokens/{nonce}", "", expect{anonymous: 401, "*": 404}, nil, false},
-	// Restoring makes a project: who may create projects (spec §6).
+	// Restoring makes a project: who may create projects (docs/features.md §6).
 	{"POST", "/api/projects/restore", `{"meta":{"name":"restored {nonce}"}}`, adminsOnly(200), nil, false},
 	// Linking single sign-on needs a session; every signed-in user may
 	// link their own (TestOIDC_aSignedInUserLinksTheirIdentity). This

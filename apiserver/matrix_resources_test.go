@@ -6,7 +6,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 )
 
-// resourcesMatrix is spec §6 for keys, repositories, inventories and
+// resourcesMatrix is docs/features.md §6 for keys, repositories, inventories and
 // environments: every member reads, writes need manageProjectResources
 // (manager and owner; admins pass every check).
 var resourcesMatrix = []matrixRow{

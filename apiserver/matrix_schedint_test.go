@@ -7,7 +7,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/ids"
 )
 
-// The permission matrix of views, schedules and integrations (spec §6):
+// The permission matrix of views, schedules and integrations (docs/features.md §6):
 // members read; views and schedules need manageProjectResources (manager,
 // owner); integrations need updateProject (owner), and so do writes to
 // their matchers and extracted values and every alias route, reads

@@ -12,7 +12,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/ids"
 )
 
-// The permission matrix of the template and task routes (spec §6): every
+// The permission matrix of the template and task routes (docs/features.md §6): every
 // member reads; template writes and task deletes need
 // manageProjectResources; starting, stopping and confirming tasks need
 // runProjectTasks.

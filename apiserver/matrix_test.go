@@ -15,7 +15,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/ids"
 )
 
-// The permission matrix of spec §6 and api-contract.md: every route of the
+// The permission matrix of docs/features.md §6 and api-contract.md: every route of the
 // users, projects, team, events, tokens and session calls, called by each
 // kind of caller, answers exactly the status in the table.
 

@@ -60,7 +60,7 @@ type projectRequest struct {
 	Demo bool `json:"demo"`
 }
 
-// spec validates the request by spec §5 and returns the project's fields.
+// spec validates the request by docs/features.md §5 and returns the project's fields.
 func (req projectRequest) spec() (bastionv1.ProjectSpec, error) {
 	if strings.TrimSpace(req.Name) == "" {
 		return bastionv1.ProjectSpec{}, badRequest("Project name is required")
@@ -132,7 +132,7 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) {
 	respond(w, http.StatusOK, out)
 }
 
-// mayCreateProjects: admins and users with can_create_project (spec §6).
+// mayCreateProjects: admins and users with can_create_project (docs/features.md §6).
 func mayCreateProjects(p *principal) bool {
 	return p.admin() || p.user.Spec.CanCreateProject
 }

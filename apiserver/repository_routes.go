@@ -34,7 +34,7 @@ var repositoryResource = &resource[*bastionv1.Repository, repositoryJSON, reposi
 	refs: referencedBy(kinds.Repository),
 }
 
-// The URL types of spec §3.
+// The URL types of docs/features.md §3.
 const (
 	urlLocal = "local"
 	urlSSH   = "ssh"
@@ -64,7 +64,7 @@ func scpLike(u string) bool {
 	return host != "" && !strings.HasPrefix(host, "-") && !strings.HasPrefix(u, "-")
 }
 
-// gitURL checks a repository URL by spec §3 and returns it with its scheme
+// gitURL checks a repository URL by docs/features.md §3 and returns it with its scheme
 // in lower case (git matches schemes exactly) and its type: local for a
 // leading slash, ssh without a scheme, else the scheme, which must be ssh,
 // https, file or git.
@@ -126,7 +126,7 @@ func gitBranch(raw, urlType string) (string, error) {
 	return branch, nil
 }
 
-// repositorySpec checks a request by spec §5 (name, URL, branch unless local, key)
+// repositorySpec checks a request by docs/features.md §5 (name, URL, branch unless local, key)
 // and returns the Repository's fields.
 func (s *Server) repositorySpec(r *http.Request, req repositoryJSON) (bastionv1.RepositorySpec, error) {
 	name, err := requiredName(req.Name)

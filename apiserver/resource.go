@@ -46,7 +46,7 @@ type resource[T client.Object, Q, A any] struct {
 	// listKey, when set, answers the list through the list cache under that key.
 	listKey string
 
-	// build checks a request (spec §5) and returns the change it makes: to
+	// build checks a request (docs/features.md §5) and returns the change it makes: to
 	// a new object on create, to the latest stored version on update. old
 	// is the object as loaded (a new, nameless one on create).
 	build func(s *Server, r *http.Request, req *Q, old T) (func(T) error, error)

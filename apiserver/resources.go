@@ -10,7 +10,7 @@ import (
 )
 
 // What the key, repository, inventory and environment routes share: the
-// name rule of spec §5, the order of their lists, and how a key is read
+// name rule of docs/features.md §5, the order of their lists, and how a key is read
 // when only its id is wanted.
 
 // requiredName is a resource's trimmed name, or "Name is required".

@@ -8,7 +8,7 @@ import (
 )
 
 // TestResources_section5RulesAnswer400WithTheSpecsWordsAndWriteNothing:
-// one row per rule of spec §5 (and the rules the spec leaves to us) for
+// one row per rule of docs/features.md §5 (and the rules the spec leaves to us) for
 // keys, repositories, inventories and environments. Each answers 400 with
 // the exact message and leaves every Secret, ConfigMap (the id counters),
 // Repository, Inventory and Environment of the project as it was.

@@ -11,7 +11,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/hub"
 )
 
-// apiRoutes is the /api route tree. It reads like spec §7: one Routes() per
+// apiRoutes is the /api route tree. It reads like docs/features.md §7: one Routes() per
 // resource, mounted here, with who may call it beside each group.
 func (s *Server) apiRoutes() chi.Router {
 	r := chi.NewRouter()

@@ -56,7 +56,7 @@ type Options struct {
 	Keys KeyEvents
 
 	// Users signs users in and manages them. With Client, Store and IDs it
-	// turns on the signed-in API (spec §7); without, only /ping, /info,
+	// turns on the signed-in API (docs/features.md §7); without, only /ping, /info,
 	// the runner routes and the console are served.
 	Users *users.Store
 	// IDs allocates the ids of objects the API creates, so that an answer

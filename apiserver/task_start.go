@@ -20,7 +20,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/taskvars"
 )
 
-// taskRequest is the body of POST /tasks (spec §7).
+// taskRequest is the body of POST /tasks (docs/features.md §7).
 type taskRequest struct {
 	TemplateID  int64  `json:"template_id"`
 	BuildTaskID *int64 `json:"build_task_id"`
@@ -84,7 +84,7 @@ func (s *Server) startTask(w http.ResponseWriter, r *http.Request) {
 	respond(w, http.StatusCreated, v.task(&taskEntry{id: id, template: template.Name, task: task, live: true}))
 }
 
-// newTask checks a request by spec §5 and the template's rules and builds
+// newTask checks a request by docs/features.md §5 and the template's rules and builds
 // the Task, with the secret answers that go into the task's own Secret
 // rather than into the Task; nothing is written.
 func (s *Server) newTask(ctx context.Context, a *projectAccess, req *taskRequest) (*bastionv1.Task, *bastionv1.Template, map[string]string, error) {

@@ -83,7 +83,7 @@ type memberRequest struct {
 }
 
 // checkRole refuses an empty or unknown role. An empty one answers the
-// user-required message, as the team form does (spec §5).
+// user-required message, as the team form does (docs/features.md §5).
 func checkRole(role bastionv1.ProjectRole) error {
 	if role == "" {
 		return badRequest("User is required")
@@ -225,7 +225,7 @@ func (s *Server) dropMember(r *http.Request, user *bastionv1.User) error {
 }
 
 // leaveProject serves DELETE /project/{id}/me. An owner cannot leave
-// (spec §6): they hand the project over first.
+// (docs/features.md §6): they hand the project over first.
 func (s *Server) leaveProject(w http.ResponseWriter, r *http.Request) {
 	a, p := projectOf(r), who(r)
 	if a.role == "" {

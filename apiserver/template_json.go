@@ -124,7 +124,7 @@ var (
 	surveyTypes = []string{"", "int", "enum", "secret"}
 )
 
-// validate checks the rules of spec §5 that need no lookup, in the order
+// validate checks the rules of docs/features.md §5 that need no lookup, in the order
 // the template form shows its fields, and answers the first broken one.
 func (req *templateRequest) validate() error {
 	switch {

@@ -80,7 +80,7 @@ func (s *Server) toTemplateJSON(r *http.Request, t *bastionv1.Template) (templat
 	return s.newTemplateRender(v).template(t), nil
 }
 
-// buildTemplate checks a request (spec §5 and the task-variable rules) and
+// buildTemplate checks a request (docs/features.md §5 and the task-variable rules) and
 // maps its ids to references; keepLast is not part of the API, and stays
 // what kubectl set.
 func buildTemplate(s *Server, r *http.Request, req *templateRequest, old *bastionv1.Template) (func(*bastionv1.Template) error, error) {

@@ -55,7 +55,7 @@ type viewRequest struct {
 	Position int32  `json:"position"`
 }
 
-// spec validates the request by spec §5 ("Title is required").
+// spec validates the request by docs/features.md §5 ("Title is required").
 func (req viewRequest) spec() (bastionv1.ViewSpec, error) {
 	title := strings.TrimSpace(req.Title)
 	if title == "" {

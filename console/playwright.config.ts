@@ -42,7 +42,7 @@ export default defineConfig({
       use: { ...devices['Desktop Chrome'], ...chromium, viewport: { width: 1280, height: 800 } },
     },
     {
-      // 800 pixels: below the drawer's 960-pixel breakpoint (spec §9).
+      // 800 pixels: below the drawer's 960-pixel breakpoint (docs/features.md §9).
       name: 'mobile',
       // Tests tagged @desktop set their own viewport or measure the desktop
       // layout: the mobile project does not run them (rather than skip them).

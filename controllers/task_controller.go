@@ -34,7 +34,7 @@ import (
 // killed, its private files removed).
 const TaskFinalizer = "automation.bastion.dev/task-run"
 
-// TaskReconciler moves Tasks through the states of spec §4 and runs them
+// TaskReconciler moves Tasks through the states of docs/features.md §4 and runs them
 // through a Launcher.
 type TaskReconciler struct {
 	client.Client

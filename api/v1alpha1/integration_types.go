@@ -9,7 +9,7 @@ import (
 // +kubebuilder:validation:Enum="";github;token;hmac
 type IntegrationAuthMethod string
 
-// The auth methods of spec §3; empty means no check.
+// The auth methods of docs/features.md §3; empty means no check.
 const (
 	AuthNone   IntegrationAuthMethod = ""
 	AuthGitHub IntegrationAuthMethod = "github"

@@ -6,7 +6,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:validation:Enum=static;static-yaml;file;terraform-workspace
 type InventoryType string
 
-// The inventory types of spec §3 and api-contract.md.
+// The inventory types of docs/features.md §3 and api-contract.md.
 const (
 	InventoryStatic             InventoryType = "static"
 	InventoryStaticYAML         InventoryType = "static-yaml"

@@ -5,10 +5,10 @@ package v1alpha1
 // external-secrets or sealed-secrets can supply them. A Secret is a Bastion
 // key when it carries LabelKeyType.
 
-// KeyType is the kind of credential a key holds (spec §3).
+// KeyType is the kind of credential a key holds (docs/features.md §3).
 type KeyType string
 
-// The key types of spec §3, and the Secret type each is stored as.
+// The key types of docs/features.md §3, and the Secret type each is stored as.
 const (
 	// KeyTypeSSH is a private key (Secret type kubernetes.io/ssh-auth, data
 	// ssh-privatekey, plus KeyLogin and KeyPassphrase).

@@ -4,11 +4,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ProjectRole is a member's role in a project (spec §6).
+// ProjectRole is a member's role in a project (docs/features.md §6).
 // +kubebuilder:validation:Enum=owner;manager;task_runner;guest
 type ProjectRole string
 
-// The project roles of spec §6.
+// The project roles of docs/features.md §6.
 const (
 	RoleOwner      ProjectRole = "owner"
 	RoleManager    ProjectRole = "manager"

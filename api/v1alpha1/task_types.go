@@ -5,11 +5,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TaskStatusValue is a task's state (spec §4).
+// TaskStatusValue is a task's state (docs/features.md §4).
 // +kubebuilder:validation:Enum=waiting;starting;waiting_confirmation;confirmed;running;success;error;stopping;stopped
 type TaskStatusValue string
 
-// The task states of spec §4.
+// The task states of docs/features.md §4.
 const (
 	TaskWaiting             TaskStatusValue = "waiting"
 	TaskStarting            TaskStatusValue = "starting"
@@ -127,7 +127,7 @@ type TaskSpec struct {
 
 // TaskStatus is the state of the run.
 type TaskStatus struct {
-	// Status is the task's state (spec §4).
+	// Status is the task's state (docs/features.md §4).
 	// +optional
 	Status TaskStatusValue `json:"status,omitempty"`
 

@@ -7,7 +7,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:validation:Enum="";build;deploy
 type TemplateType string
 
-// The template types of spec §3.
+// The template types of docs/features.md §3.
 const (
 	TemplateTask   TemplateType = ""
 	TemplateBuild  TemplateType = "build"
@@ -18,7 +18,7 @@ const (
 // +kubebuilder:validation:Enum="";ansible;terraform;tofu;bash
 type TemplateApp string
 
-// The apps of spec §3 and api-contract.md.
+// The apps of docs/features.md §3 and api-contract.md.
 const (
 	AppAnsible   TemplateApp = "ansible"
 	AppTerraform TemplateApp = "terraform"

@@ -4,7 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// UserSpec is a console user (spec §3). The password hash is not here: it
+// UserSpec is a console user (docs/features.md §3). The password hash is not here: it
 // lives in a Secret in the manager's namespace, labelled with LabelUser, so
 // that reading Users never exposes it.
 type UserSpec struct {

@@ -1,7 +1,7 @@
 import { expect, test } from '@playwright/test';
 import { admin, apiAs, createProject, unique, useSession } from './helpers';
 
-// Spec §2, §9: a 260-pixel drawer, fixed from 960 pixels up, toggled below.
+// docs/features.md §2, §9: a 260-pixel drawer, fixed from 960 pixels up, toggled below.
 test('the drawer is 260 pixels wide, fixed on a desktop and toggled on a narrow screen', async ({ page, baseURL }, testInfo) => {
   const api = await apiAs(baseURL!, admin.username, admin.password);
   const project = await createProject(api, unique(testInfo, 'drawer'));
@@ -28,7 +28,7 @@ test('the drawer is 260 pixels wide, fixed on a desktop and toggled on a narrow 
   if (page.viewportSize()!.width < 960) await expect(page.getByTestId('project-switcher')).not.toBeInViewport();
 });
 
-// Spec §9: the breakpoint is 960 itself, not PatternFly's 1200 (nor anything
+// docs/features.md §9: the breakpoint is 960 itself, not PatternFly's 1200 (nor anything
 // between 800 and 1280). The viewport is set here, so the desktop project
 // suffices: the mobile one emulates a touch phone, whatever its width.
 test('the drawer is fixed at 1000 pixels and toggled at 940 @desktop', async ({ page, baseURL }, testInfo) => {
@@ -61,7 +61,7 @@ test('the drawer is fixed at 1000 pixels and toggled at 940 @desktop', async ({ 
   await expect.poll(async () => Math.round((await drawer.boundingBox())!.width)).toBe(260);
 });
 
-// Spec §2: the drawer is only under /project/.
+// docs/features.md §2: the drawer is only under /project/.
 test('/users and the sign-in screen have no drawer', async ({ page, baseURL }) => {
   await page.goto('/auth/login');
   await expect(page.getByRole('button', { name: 'Sign in', exact: true })).toBeVisible();

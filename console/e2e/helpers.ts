@@ -60,7 +60,7 @@ export async function useSession(page: Page, api: APIRequestContext) {
   await page.context().addCookies((await api.storageState()).cookies);
 }
 
-/** Below 960 pixels the drawer hides behind a toggle (spec §2). */
+/** Below 960 pixels the drawer hides behind a toggle (docs/features.md §2). */
 export async function openDrawer(page: Page) {
   if (page.viewportSize()!.width < 960) {
     const toggle = page.locator('#drawer-toggle');

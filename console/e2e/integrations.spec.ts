@@ -213,7 +213,7 @@ test('a guest sees no integration write buttons and no alias, and the server ref
   await expect(page.getByRole('button', { name: 'Add Alias' })).toHaveCount(0);
   await expect(page.getByRole('checkbox', { name: 'Available by project and global alias' })).toBeDisabled();
 
-  // Spec §6 keeps the matcher actions in the console; the server refuses
+  // docs/features.md §6 keeps the matcher actions in the console; the server refuses
   // the write (updateProject, issue #19) and the form shows why.
   await page.getByRole('button', { name: 'New Matcher' }).click();
   const matcher = page.getByRole('dialog', { name: 'New Matcher' });

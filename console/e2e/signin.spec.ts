@@ -39,7 +39,7 @@ test('sign-in help explains the bastion user commands', async ({ page }, testInf
   await screenshot(page, testInfo, 'signin-help');
 });
 
-// Spec §2: the sign-in form is 300 pixels wide (on a narrower screen it may shrink).
+// docs/features.md §2: the sign-in form is 300 pixels wide (on a narrower screen it may shrink).
 test('the sign-in form is 300 pixels wide on a desktop @desktop', async ({ page }) => {
   await page.goto('/auth/login');
   const form = page.locator('form').filter({ has: page.getByRole('button', { name: 'Sign in', exact: true }) });

@@ -40,7 +40,7 @@ var ErrNotFound = errors.New("user not found")
 // ErrTaken means another user already has the username or email.
 var ErrTaken = errors.New("already taken")
 
-// ValidationError is a spec §5 message about the input ("Name is
+// ValidationError is a docs/features.md §5 message about the input ("Name is
 // required"); the API answers it with 400 as it is.
 type ValidationError struct{ Message string }
 
@@ -250,7 +250,7 @@ func PasswordSecretName(user *bastionv1.User) string {
 	return "bastion-user-" + user.Name
 }
 
-// validate applies spec §5 to a new user, with the spec's messages.
+// validate applies docs/features.md §5 to a new user, with the spec's messages.
 func validate(spec bastionv1.UserSpec, password string) error {
 	if err := ValidateSpec(spec); err != nil {
 		return err
@@ -261,7 +261,7 @@ func validate(spec bastionv1.UserSpec, password string) error {
 	return nil
 }
 
-// ValidateSpec applies spec §5 to a user's fields, with the spec's messages.
+// ValidateSpec applies docs/features.md §5 to a user's fields, with the spec's messages.
 func ValidateSpec(spec bastionv1.UserSpec) error {
 	switch {
 	case strings.TrimSpace(spec.Name) == "":

@@ -1,7 +1,7 @@
 import { ApiError } from './client';
 
 /**
- * The text to show for a failed call (spec §8): the server's `error` field;
+ * The text to show for a failed call (docs/features.md §8): the server's `error` field;
  * else the client's message, unless that would only restate the status code
  * ("Request failed with status code 502"), in which case the status code and
  * its text ("502 Bad Gateway"). A 401 always shows its status code and text,

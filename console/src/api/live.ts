@@ -1,4 +1,4 @@
-// Live updates over /api/ws (spec §4, api-contract.md "Websocket"): one
+// Live updates over /api/ws (docs/features.md §4, api-contract.md "Websocket"): one
 // socket for the whole console, whose messages update the react-query
 // cache, so every screen showing a task (History, the template list, the
 // template's tasks, the task log) stays live without a second store.
@@ -17,7 +17,7 @@ import { useEffect } from 'react';
 import { hasSessionCookie } from '../app/session';
 import { ApiError } from './client';
 
-/** Spec §9: the websocket reconnects 2000 ms after an unexpected close. */
+/** docs/features.md §9: the websocket reconnects 2000 ms after an unexpected close. */
 export const LIVE_RECONNECT_MS = 2000;
 
 export interface LogLine {

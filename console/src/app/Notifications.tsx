@@ -1,4 +1,4 @@
-// Snackbars (spec §8, §9): a toast in the corner that closes itself after
+// Snackbars (docs/features.md §8, §9): a toast in the corner that closes itself after
 // 3 seconds; red for errors, green for successes.
 import { createContext, useCallback, useContext, useMemo, useRef, useState, type ReactNode } from 'react';
 import { Alert, AlertActionCloseButton, AlertGroup } from '@patternfly/react-core';
@@ -16,7 +16,7 @@ interface Snackbar {
 interface Notify {
   /** A green snackbar with an already translated text. */
   success(title: string): void;
-  /** A red snackbar with the message of a failed call (spec §8). */
+  /** A red snackbar with the message of a failed call (docs/features.md §8). */
   error(error: unknown): void;
 }
 

@@ -3,7 +3,7 @@ import { Masthead, MastheadBrand, MastheadLogo, MastheadMain, Page } from '@patt
 import { PRODUCT_NAME } from './brand';
 import './ProjectFrame.css';
 
-/** The frame of pages outside any project (spec §2: no drawer there). */
+/** The frame of pages outside any project (docs/features.md §2: no drawer there). */
 export function PlainFrame({ children }: { children: ReactNode }) {
   const masthead = (
     <Masthead>

@@ -20,7 +20,7 @@ import './ProjectFrame.css';
 const measurePage = () => undefined;
 
 /**
- * The frame of every page under /project/ (spec §2): a 260-pixel drawer,
+ * The frame of every page under /project/ (docs/features.md §2): a 260-pixel drawer,
  * fixed from 960 pixels up and opened with a toggle below.
  */
 export function ProjectFrame({ children }: { children: ReactNode }) {

@@ -83,7 +83,7 @@ export function ProjectRoutes() {
             path="settings"
             element={access.can(Permission.updateProject) ? <ProjectSettingsPage /> : <Navigate to={projectHome(project)} replace />}
           />
-          {/* The resource screens exist only in normal projects (spec §2). */}
+          {/* The resource screens exist only in normal projects (docs/features.md §2). */}
           {project.type === '' && (
             <>
               <Route path="history" element={<HistoryPage />} />
@@ -99,7 +99,7 @@ export function ProjectRoutes() {
           )}
           <Route path="*" element={<Navigate to={projectHome(project)} replace />} />
         </Routes>
-        {/* ?t={taskId} opens the task log on any page of the project (spec §2). */}
+        {/* ?t={taskId} opens the task log on any page of the project (docs/features.md §2). */}
         <TaskLogHost />
       </Loading>
     </ProjectAccessContext.Provider>

@@ -13,7 +13,7 @@ import { SessionContext } from './SessionContext';
 import { clearSessionCookie, hasSessionCookie, useCurrentUser } from './session';
 import { StartupError } from './StartupError';
 
-/** The console's app states (spec §4): loading, then success or error. */
+/** The console's app states (docs/features.md §4): loading, then success or error. */
 export function SignedInApp() {
   const { search } = useLocation();
   // No session cookie: straight to sign-in, keeping the query string.
@@ -61,7 +61,7 @@ function SignedInRoutes({ hasProjects }: { hasProjects: boolean }) {
       <Routes>
         <Route path="/users" element={<UsersPage />} />
         <Route path="/project/new" element={<NewProjectPage />} />
-        {/* With zero projects, every other page is the new-project screen (spec §4). */}
+        {/* With zero projects, every other page is the new-project screen (docs/features.md §4). */}
         {hasProjects ? (
           <>
             <Route path="/project/:projectId/*" element={<ProjectPages />} />
@@ -75,7 +75,7 @@ function SignedInRoutes({ hasProjects }: { hasProjects: boolean }) {
   );
 }
 
-/** The base page opens the last project, else the first (spec §2). */
+/** The base page opens the last project, else the first (docs/features.md §2). */
 function OpenSelectedProject() {
   const projects = useProjects().data ?? [];
   const project = selectProject(projects, undefined, lastProject());

@@ -10,7 +10,7 @@ import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclam
 import { useTranslation } from 'react-i18next';
 import { signOut } from './session';
 
-/** Shown when the console cannot load what it needs to start (spec §2, §8). */
+/** Shown when the console cannot load what it needs to start (docs/features.md §2, §8). */
 export function StartupError({ message }: { message: string }) {
   const { t } = useTranslation();
 

@@ -1,4 +1,4 @@
-// The project switcher's avatar (spec §2): initials on a colour.
+// The project switcher's avatar (docs/features.md §2): initials on a colour.
 
 /** Colours cycle through the project list in this order. */
 export const avatarColors = ['red', 'blue', 'orange', 'green'] as const;

@@ -1,4 +1,4 @@
-// Project permission bits (spec §6). Global admins pass every check.
+// Project permission bits (docs/features.md §6). Global admins pass every check.
 import { createContext, useContext } from 'react';
 import type { Project } from '../resources/projects/types';
 import type { User } from '../resources/users/types';
@@ -29,7 +29,7 @@ export function projectAccess(project: Project, user: User, role: string, permis
 }
 
 /**
- * The notice that says how the user's access is limited (spec §6), if it
+ * The notice that says how the user's access is limited (docs/features.md §6), if it
  * is: read-only for those who may do nothing, and "run any tasks" for those
  * who may run tasks but change nothing. The spec leaves open which role gets
  * which; these follow from the bits, so they stay right for any role.

@@ -8,7 +8,7 @@ const units: [Intl.RelativeTimeFormatUnit, number][] = [
   ['second', 1],
 ];
 
-/** "5 minutes ago" in the interface language (spec §9: dates as relative time). */
+/** "5 minutes ago" in the interface language (docs/features.md §9: dates as relative time). */
 export function relativeTime(date: string | Date, locale: string, now = Date.now()): string {
   const time = new Date(date).getTime();
   if (Number.isNaN(time)) return '—';

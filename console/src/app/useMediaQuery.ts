@@ -12,6 +12,6 @@ export function useMediaQuery(query: string): boolean {
   );
 }
 
-/** Spec §9: the drawer is fixed at 960 pixels and wider, and toggled below. */
+/** docs/features.md §9: the drawer is fixed at 960 pixels and wider, and toggled below. */
 export const MOBILE_BREAKPOINT_PX = 960;
 export const desktopQuery = `(min-width: ${MOBILE_BREAKPOINT_PX}px)`;

@@ -13,7 +13,7 @@ interface ConfirmDialogProps {
   children: ReactNode;
 }
 
-/** Asks before something that cannot be undone (spec §8: delete confirmations). */
+/** Asks before something that cannot be undone (docs/features.md §8: delete confirmations). */
 export function ConfirmDialog({ title, confirmLabel, isOpen, isBusy, onConfirm, onClose, children }: ConfirmDialogProps) {
   const { t } = useTranslation();
   return (

@@ -36,7 +36,7 @@ export interface DeleteResourceDialogProps {
 }
 
 /**
- * Deleting any resource (spec §4, §8): first its references; if any block
+ * Deleting any resource (docs/features.md §4, §8): first its references; if any block
  * the delete, the "Can't delete the <kind>" dialog lists them with links,
  * else a confirmation, then DELETE. Should the server still refuse (a
  * reference made meanwhile: 400 with inUse), the references are read again

@@ -12,7 +12,7 @@ interface FormDialogProps {
   /** Called on save (button or Enter); validates, then calls the API. */
   onSave(): void;
   isSaving: boolean;
-  /** The derived message of a failed save (spec §8). */
+  /** The derived message of a failed save (docs/features.md §8). */
   error?: string;
   /** Largest width in pixels; PatternFly's small modal otherwise. */
   maxWidth?: number;
@@ -20,7 +20,7 @@ interface FormDialogProps {
 }
 
 /**
- * One dialog for new and edit (spec §4): idle, saving (every input
+ * One dialog for new and edit (docs/features.md §4): idle, saving (every input
  * disabled, the button spinning) and error (a red alert above the fields).
  */
 export function FormDialog({ title, saveLabel, isOpen, onClose, onSave, isSaving, error, maxWidth, children }: FormDialogProps) {

@@ -13,7 +13,7 @@ import {
 } from '@patternfly/react-core';
 import { useTranslation } from 'react-i18next';
 
-/** True while a form saves: every field under it is disabled (spec §4). */
+/** True while a form saves: every field under it is disabled (docs/features.md §4). */
 export const FormDisabledContext = createContext(false);
 
 /** A field's validation message, translated. */
@@ -106,7 +106,7 @@ export function CheckboxField({ id, label, checked, onChange, isDisabled, descri
   );
 }
 
-/** A failed save (spec §8): the derived message in a red alert inside the form. */
+/** A failed save (docs/features.md §8): the derived message in a red alert inside the form. */
 export function SaveError({ message }: { message?: string }) {
   if (!message) return null;
   return <Alert variant="danger" isInline title={message} data-testid="save-error" />;

@@ -1,6 +1,6 @@
 // The frame of the project resource screens (keys, repositories, inventory,
-// environment): a title, the New button for those who may write (spec §6),
-// the list's states (spec §4: a spinner while loading, the derived message
+// environment): a title, the New button for those who may write (docs/features.md §6),
+// the list's states (docs/features.md §4: a spinner while loading, the derived message
 // on failure, a helpful empty state) and a table of every row, no paging.
 import type { ReactNode } from 'react';
 import {

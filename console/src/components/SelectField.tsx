@@ -1,5 +1,5 @@
 // A labelled select in the shape of FormFields' TextField, disabled while
-// the form saves (spec §4) or while its options load.
+// the form saves (docs/features.md §4) or while its options load.
 import { useContext, type ReactNode } from 'react';
 import { FormGroup, FormSelect, FormSelectOption } from '@patternfly/react-core';
 import { FieldMessage, FormDisabledContext } from './FormFields';

@@ -1,5 +1,5 @@
 // A multi-line field in the shape of FormFields' TextField: label, control,
-// the field's message, disabled while the form saves (spec §4). Code (JSON,
+// the field's message, disabled while the form saves (docs/features.md §4). Code (JSON,
 // INI, YAML, private keys) is shown in a monospace font.
 import { useContext, type ReactNode } from 'react';
 import { FormGroup, TextArea } from '@patternfly/react-core';

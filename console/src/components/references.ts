@@ -35,7 +35,7 @@ export function isBlocked(kind: string, refs: References): boolean {
   return Object.keys(blockingReferences(kind, refs)).length > 0;
 }
 
-/** Where a referring object is shown (spec §8's links). */
+/** Where a referring object is shown (docs/features.md §8's links). */
 export function referenceLink(projectId: number, group: keyof References, item: RefItem): string | undefined {
   switch (group) {
     case 'templates':

@@ -8,7 +8,7 @@ export function hasErrors(errors: Errors): boolean {
 }
 
 /**
- * Lazy validation (spec §5): a form shows no complaint until its first save;
+ * Lazy validation (docs/features.md §5): a form shows no complaint until its first save;
  * from then on the messages follow the input. check() says whether a save
  * may go ahead, so a failed validation makes no call.
  */

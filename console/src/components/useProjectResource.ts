@@ -1,11 +1,11 @@
-// The calls of the project resources that share one shape (spec §7): a list
+// The calls of the project resources that share one shape (docs/features.md §7): a list
 // at /project/{id}/<path>, POST to create, PUT and DELETE on /<path>/{id},
 // GET /<path>/{id}/refs. One hook per call; after a save the list reloads
-// (spec §4).
+// (docs/features.md §4).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { apiGet, apiPost, apiPut } from '../api/client';
 
-/** Resource paths under /project/{id}/, as spec §7 spells them. */
+/** Resource paths under /project/{id}/, as docs/features.md §7 spells them. */
 export type ResourcePath = 'keys' | 'repositories' | 'inventory' | 'environment';
 
 export function resourceUrl(projectId: number, path: ResourcePath, id?: number): string {

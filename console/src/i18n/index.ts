@@ -1,4 +1,4 @@
-// Interface languages (spec §1). English text is the key, with one catalog
+// Interface languages (docs/features.md §1). English text is the key, with one catalog
 // per area (namespace); a key missing from a namespace is looked up in
 // "common", where words every area uses (Cancel, Save…) live. Only English
 // "common" is bundled. Every other catalog, English ones included, loads

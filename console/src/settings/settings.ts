@@ -1,4 +1,4 @@
-// Browser-local settings (spec §9): dark mode, language, last project and
+// Browser-local settings (docs/features.md §9): dark mode, language, last project and
 // last view live in localStorage. Reading or writing must never break the
 // console: some privacy modes throw on any access.
 

@@ -11,7 +11,7 @@ interface DrawerProps {
   onNavigate(): void;
 }
 
-/** The side drawer (spec §2): switcher, navigation, preferences, user menu. */
+/** The side drawer (docs/features.md §2): switcher, navigation, preferences, user menu. */
 export function Drawer({ projectId, onNavigate }: DrawerProps) {
   return (
     <>

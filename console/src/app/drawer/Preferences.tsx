@@ -5,7 +5,7 @@ import { useTranslation } from 'react-i18next';
 import { chooseLanguage, currentLanguage, languageNames, languages, type Language } from '../../i18n';
 import { setDarkMode, storedDarkMode } from '../../settings/darkMode';
 
-/** Dark mode switch and language menu (spec §2), both kept on this browser. */
+/** Dark mode switch and language menu (docs/features.md §2), both kept on this browser. */
 export function Preferences() {
   const { t } = useTranslation();
   const [dark, setDark] = useState(storedDarkMode);

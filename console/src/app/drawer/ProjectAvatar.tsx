@@ -1,7 +1,7 @@
 import { avatarColor, initials } from '../avatar';
 import './ProjectAvatar.css';
 
-/** A coloured circle with the project's initials (spec §2). */
+/** A coloured circle with the project's initials (docs/features.md §2). */
 export function ProjectAvatar({ name, index }: { name: string; index: number }) {
   const color = avatarColor(index);
   return (

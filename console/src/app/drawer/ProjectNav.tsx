@@ -15,7 +15,7 @@ interface Link {
   permission?: Permission;
 }
 
-// Spec §2: templates, inventory, environment, keys, repositories and
+// docs/features.md §2: templates, inventory, environment, keys, repositories and
 // integrations exist only in normal projects; settings need updateProject.
 const links: Link[] = [
   { path: 'history', label: msg('History'), normalOnly: true },

@@ -21,7 +21,7 @@ import { mayCreateProjects } from '../session';
 import { Loading, RestoreProjectDialog } from '../lazyPages';
 import { ProjectAvatar } from './ProjectAvatar';
 
-/** The project switcher (spec §2), with New and Restore project for those who may. */
+/** The project switcher (docs/features.md §2), with New and Restore project for those who may. */
 export function ProjectSwitcher({ projectId, onNavigate }: { projectId?: number; onNavigate(): void }) {
   const { t } = useTranslation();
   const { user } = useSession();

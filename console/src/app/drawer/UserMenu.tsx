@@ -10,7 +10,7 @@ import { useNotify } from '../Notifications';
 import { useSession } from '../SessionContext';
 import { signOut } from '../session';
 
-/** The user menu (spec §2): version, Users (admins), edit account, sign out. */
+/** The user menu (docs/features.md §2): version, Users (admins), edit account, sign out. */
 export function UserMenu() {
   const { t } = useTranslation();
   const { user, info } = useSession();

@@ -1,4 +1,4 @@
-// Every resource screen deletes through the same flow (spec §4: references
+// Every resource screen deletes through the same flow (docs/features.md §4: references
 // first, then the cannot-delete dialog or a confirmation). Each screen is
 // driven here from its own Delete button, so a wrong kind or path on one of
 // them cannot hide behind the dialog's own tests.

@@ -19,7 +19,7 @@ function Step({ text, command }: { text: string; command: string }) {
 }
 
 /**
- * "Don't have an account or can't sign in?" (spec §1, §2): accounts are the
+ * "Don't have an account or can't sign in?" (docs/features.md §1, §2): accounts are the
  * operator's, made with the bastion command-line tool. The example password
  * is made in this browser, fresh each time the dialog opens.
  */

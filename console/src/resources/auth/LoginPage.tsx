@@ -25,7 +25,7 @@ import { useLogin, useLoginOptions } from './useLogin';
 import { validateCredentials } from './validation';
 import './LoginPage.css';
 
-/** Sign in (spec §2, /auth/login). */
+/** Sign in (docs/features.md §2, /auth/login). */
 export function LoginPage() {
   const { search } = useLocation();
   if (hasSessionCookie()) return <Navigate to={`/${search}`} replace />;

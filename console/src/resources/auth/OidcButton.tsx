@@ -26,7 +26,7 @@ function ProviderIcon({ icon }: { icon?: string }) {
   return Icon ? <Icon /> : null;
 }
 
-/** One identity provider's sign-in button: a navigation, not a call (spec §7). */
+/** One identity provider's sign-in button: a navigation, not a call (docs/features.md §7). */
 export function OidcButton({ provider, search }: { provider: OidcProvider; search: string }) {
   return (
     <Button

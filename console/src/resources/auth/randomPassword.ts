@@ -1,7 +1,7 @@
 const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /**
- * An example password for the sign-in help (spec §1): 10 random alphanumeric
+ * An example password for the sign-in help (docs/features.md §1): 10 random alphanumeric
  * characters from the browser's CSPRNG, without modulo bias, since someone
  * may well use it as it is.
  */

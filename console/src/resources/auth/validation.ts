@@ -6,7 +6,7 @@ export interface Credentials {
   password: string;
 }
 
-/** Sign in (spec §5): username and password are required. */
+/** Sign in (docs/features.md §5): username and password are required. */
 export function validateCredentials({ auth, password }: Credentials): Errors<'auth' | 'password'> {
   return {
     auth: auth.trim() ? undefined : msg('Username is required'),

@@ -17,7 +17,7 @@ interface EnvironmentDialogProps {
   onClose(): void;
 }
 
-/** New and edit environment (spec §2, §3, §5): both JSON texts default to {}. */
+/** New and edit environment (docs/features.md §2, §3, §5): both JSON texts default to {}. */
 export function EnvironmentDialog({ projectId, environment, onClose }: EnvironmentDialogProps) {
   const { t } = useTranslation('resources');
   const save = useSaveEnvironment(projectId);

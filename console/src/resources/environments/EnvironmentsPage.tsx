@@ -13,7 +13,7 @@ import { useEnvironments } from './useEnvironments';
 // The form loads when first opened.
 const EnvironmentDialog = lazy(async () => ({ default: (await import('./EnvironmentDialog')).EnvironmentDialog }));
 
-/** /project/{id}/environment (spec §2). */
+/** /project/{id}/environment (docs/features.md §2). */
 export function EnvironmentsPage() {
   const { t } = useTranslation('resources');
   const { project, can } = useProjectAccess();

@@ -19,7 +19,7 @@ import type { SecretType } from './types';
 interface SecretsEditorProps {
   rows: SecretRow[];
   onChange(rows: SecretRow[]): void;
-  /** Whether to show each row's message (after the first save, spec §5). */
+  /** Whether to show each row's message (after the first save, docs/features.md §5). */
   showErrors: boolean;
 }
 

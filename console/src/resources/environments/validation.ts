@@ -24,7 +24,7 @@ export function isJsonObject(text: string): boolean {
 }
 
 /**
- * Environment (spec §5): name required; extra variables and environment
+ * Environment (docs/features.md §5): name required; extra variables and environment
  * variables must be valid JSON (objects). Each secret needs a name the
  * server accepts.
  */

@@ -10,10 +10,10 @@ import { ago, dateTime } from '../tasks/dates';
 import { Pager, pageWithin } from '../tasks/Pager';
 import { useProjectEvents } from './useEvents';
 
-/** Dashboards page at 20 rows (spec §2, §9). */
+/** Dashboards page at 20 rows (docs/features.md §2, §9). */
 export const EVENTS_PER_PAGE = 20;
 
-/** /project/{id}/activity (spec §2): the project's event list, 20 rows per page. */
+/** /project/{id}/activity (docs/features.md §2): the project's event list, 20 rows per page. */
 export function ActivityPage() {
   const { t, i18n } = useTranslation('events');
   const { project } = useProjectAccess();

@@ -15,7 +15,7 @@ interface AliasListProps {
 }
 
 /**
- * An integration's public URLs, or the project's (spec §2): each with a
+ * An integration's public URLs, or the project's (docs/features.md §2): each with a
  * copy button and a delete button, then Add Alias, which reads "Loading
  * aliases..." until the list is there. An alias URL starts tasks, so the
  * server shows aliases only to those who may change integrations; others

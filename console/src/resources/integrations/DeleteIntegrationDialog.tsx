@@ -5,7 +5,7 @@ import { ConfirmDialog } from '../../components/ConfirmDialog';
 import type { Integration } from './types';
 import { useDeleteIntegration } from './useIntegrations';
 
-/** Spec §2, §8: deleting an integration is confirmed; its aliases go with it. */
+/** docs/features.md §2, §8: deleting an integration is confirmed; its aliases go with it. */
 export function DeleteIntegrationDialog({ integration, onClose }: { integration: Integration; onClose(): void }) {
   const { t } = useTranslation('integrations');
   const { project } = useProjectAccess();

@@ -19,7 +19,7 @@ interface ExtractValueDialogProps {
   onClose(): void;
 }
 
-/** New and edit extracted value (spec §3, §5): a part of the request that becomes a task variable. */
+/** New and edit extracted value (docs/features.md §3, §5): a part of the request that becomes a task variable. */
 export function ExtractValueDialog({ integrationId, value, onClose }: ExtractValueDialogProps) {
   const { t } = useTranslation('integrations');
   const { project } = useProjectAccess();
@@ -42,7 +42,7 @@ export function ExtractValueDialog({ integrationId, value, onClose }: ExtractVal
         ...(value ? { id: value.id } : {}),
         name: values.name.trim(),
         value_source: values.valueSource as Source,
-        // A header has no body data type (spec §3).
+        // A header has no body data type (docs/features.md §3).
         body_data_type: fromBody ? (values.bodyDataType as BodyDataType) : '',
         key: values.key.trim(),
         variable: values.variable.trim(),

@@ -11,7 +11,7 @@ import type { AuthMethod, Integration } from './types';
 import { useKeyChoices, useSaveIntegration, useTemplateChoices } from './useIntegrations';
 import { authFields, integrationPayload, validateIntegration, type IntegrationFormValues } from './validation';
 
-/** The dialogs of integrations are at most 450 pixels wide (spec §2). */
+/** The dialogs of integrations are at most 450 pixels wide (docs/features.md §2). */
 export const INTEGRATION_DIALOG_WIDTH = 450;
 
 function formValues(integration?: Integration): IntegrationFormValues {
@@ -30,7 +30,7 @@ interface IntegrationDialogProps {
   onClose(): void;
 }
 
-/** New and edit integration (spec §3, §4, §5). */
+/** New and edit integration (docs/features.md §3, §4, §5). */
 export function IntegrationDialog({ integration, onClose }: IntegrationDialogProps) {
   const { t } = useTranslation('integrations');
   const { project } = useProjectAccess();

@@ -9,7 +9,7 @@ import type { ExtractValue, Matcher } from './types';
 import { useIntegrationItems } from './useIntegrationItems';
 import { useProjectAccess } from '../../app/permissions';
 
-/** The extracted values table (spec §2): name, value source, body data type, key, environment variable. */
+/** The extracted values table (docs/features.md §2): name, value source, body data type, key, environment variable. */
 export function ExtractValuesSection({ integrationId }: { integrationId: number }) {
   const { t } = useTranslation('integrations');
   const { project } = useProjectAccess();
@@ -45,7 +45,7 @@ export function ExtractValuesSection({ integrationId }: { integrationId: number 
   );
 }
 
-/** The matchers table (spec §2): name, match type, method, body data type (N/A when empty), key, value. */
+/** The matchers table (docs/features.md §2): name, match type, method, body data type (N/A when empty), key, value. */
 export function MatchersSection({ integrationId }: { integrationId: number }) {
   const { t } = useTranslation('integrations');
   const { project } = useProjectAccess();

@@ -26,7 +26,7 @@ import { IntegrationDialog } from './lazyDialogs';
 import type { Integration } from './types';
 import { useIntegration, useSaveIntegration } from './useIntegrations';
 
-/** /project/{id}/integration/{integrationId} (spec §2). */
+/** /project/{id}/integration/{integrationId} (docs/features.md §2). */
 export function IntegrationPage() {
   const { t } = useTranslation('integrations');
   const { project } = useProjectAccess();
@@ -81,7 +81,7 @@ function IntegrationDetail({ integration }: { integration: Integration }) {
   );
 }
 
-/** Saves at once (spec §2): the integration, with searchable flipped. */
+/** Saves at once (docs/features.md §2): the integration, with searchable flipped. */
 function SearchableCheckbox({ integration }: { integration: Integration }) {
   const { t } = useTranslation('integrations');
   const { project, can } = useProjectAccess();

@@ -17,7 +17,7 @@ import { IntegrationDialog } from './lazyDialogs';
 import type { Integration } from './types';
 import { useIntegrations, useTemplateChoices } from './useIntegrations';
 
-/** /project/{id}/integrations (spec §2): the project's aliases and every integration, no paging. */
+/** /project/{id}/integrations (docs/features.md §2): the project's aliases and every integration, no paging. */
 export function IntegrationsPage() {
   const { t } = useTranslation('integrations');
   const { project, can } = useProjectAccess();

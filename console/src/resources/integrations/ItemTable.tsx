@@ -28,9 +28,9 @@ interface ItemTableProps<T extends { id: number; name: string }> {
 }
 
 /**
- * The detail's extracted values and matchers (spec §2): a heading with its
+ * The detail's extracted values and matchers (docs/features.md §2): a heading with its
  * New button, then a table of every item with edit and delete. Every
- * member may change these (spec §6), so the buttons are always there.
+ * member may change these (docs/features.md §6), so the buttons are always there.
  */
 export function ItemTable<T extends { id: number; name: string }>(props: ItemTableProps<T>) {
   const { t } = useTranslation('integrations');

@@ -19,7 +19,7 @@ interface MatcherDialogProps {
   onClose(): void;
 }
 
-/** New and edit matcher (spec §3, §5): one condition every request must meet. */
+/** New and edit matcher (docs/features.md §3, §5): one condition every request must meet. */
 export function MatcherDialog({ integrationId, matcher, onClose }: MatcherDialogProps) {
   const { t } = useTranslation('integrations');
   const { project } = useProjectAccess();
@@ -43,7 +43,7 @@ export function MatcherDialog({ integrationId, matcher, onClose }: MatcherDialog
         ...(matcher ? { id: matcher.id } : {}),
         name: values.name.trim(),
         match_type: values.matchType as Source,
-        // A header has no body data type (spec §3).
+        // A header has no body data type (docs/features.md §3).
         body_data_type: onBody ? (values.bodyDataType as BodyDataType) : '',
         key: values.key.trim(),
         method: values.method as MatchMethod,

@@ -1,4 +1,4 @@
-// Copying an alias URL (spec §8): the snackbar says it worked, or why not.
+// Copying an alias URL (docs/features.md §8): the snackbar says it worked, or why not.
 
 /** reason is "" when the page has no clipboard at all (the caller words that). */
 export type CopyResult = { ok: true } | { ok: false; reason: string };

@@ -1,5 +1,5 @@
 // The JSON shapes of integrations (incoming webhooks) as /api answers them
-// (api-contract.md; spec §3).
+// (api-contract.md; docs/features.md §3).
 
 /** "" is no check; github, token and hmac check the login_password key's password. */
 export type AuthMethod = '' | 'github' | 'token' | 'hmac';
@@ -12,7 +12,7 @@ export interface Integration {
   auth_method: AuthMethod;
   auth_secret_id: number | null;
   auth_header: string;
-  /** Reachable through the project's own aliases (spec §2's checkbox). */
+  /** Reachable through the project's own aliases (docs/features.md §2's checkbox). */
   searchable: boolean;
   /** Passed back unchanged on save: the console does not edit it. */
   task_params?: unknown;

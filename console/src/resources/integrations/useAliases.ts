@@ -4,7 +4,7 @@ import { integrationKeys, useInvalidateIntegrations } from './useIntegrations';
 import type { IntegrationAlias } from './types';
 
 // Aliases live at /integrations/aliases for the project's own, and at
-// /integrations/{integrationId}/aliases for one integration's (spec §7).
+// /integrations/{integrationId}/aliases for one integration's (docs/features.md §7).
 function aliasesPath(projectId: number, integrationId?: number): string {
   return integrationId
     ? `/project/${projectId}/integrations/${integrationId}/aliases`

@@ -2,7 +2,7 @@ import { useTranslation } from 'react-i18next';
 import { useNotify } from '../../app/Notifications';
 import { copyText } from './clipboard';
 
-/** Copies an alias URL and says how it went in a snackbar (spec §8). */
+/** Copies an alias URL and says how it went in a snackbar (docs/features.md §8). */
 export function useCopyAlias() {
   const { t } = useTranslation('integrations');
   const notify = useNotify();

@@ -3,7 +3,7 @@ import { apiDelete, apiGet, apiPost, apiPut } from '../../api/client';
 import { integrationKeys, useInvalidateIntegrations } from './useIntegrations';
 import type { ExtractValue, Matcher } from './types';
 
-/** An integration's two lists (spec §7): the same calls under /values and /matchers. */
+/** An integration's two lists (docs/features.md §7): the same calls under /values and /matchers. */
 export type ItemKind = 'values' | 'matchers';
 type ItemOf<K extends ItemKind> = K extends 'values' ? ExtractValue : Matcher;
 
@@ -20,7 +20,7 @@ export function useIntegrationItems<K extends ItemKind>(projectId: number, integ
 
 export type ItemBody<K extends ItemKind> = Omit<ItemOf<K>, 'id' | 'integration_id'> & { id?: number };
 
-/** POST a new item, PUT an existing one; the payload carries integration_id (spec §7). */
+/** POST a new item, PUT an existing one; the payload carries integration_id (docs/features.md §7). */
 export function useSaveIntegrationItem<K extends ItemKind>(projectId: number, integrationId: number, kind: K) {
   const invalidate = useInvalidateIntegrations(projectId);
   return useMutation({

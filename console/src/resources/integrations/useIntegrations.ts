@@ -17,7 +17,7 @@ export function useInvalidateIntegrations(projectId: number) {
   return () => queryClient.invalidateQueries({ queryKey: integrationKeys.all(projectId) });
 }
 
-/** GET /project/{id}/integrations: all of them, no paging (spec §2). */
+/** GET /project/{id}/integrations: all of them, no paging (docs/features.md §2). */
 export function useIntegrations(projectId: number) {
   return useQuery({
     queryKey: integrationKeys.all(projectId),
@@ -34,7 +34,7 @@ export function useIntegration(projectId: number, integrationId: number) {
 
 export type IntegrationBody = Omit<Integration, 'id' | 'project_id'> & { id?: number };
 
-/** POST for a new integration, PUT for an existing one (spec §4: one dialog for both). */
+/** POST for a new integration, PUT for an existing one (docs/features.md §4: one dialog for both). */
 export function useSaveIntegration(projectId: number) {
   const invalidate = useInvalidateIntegrations(projectId);
   return useMutation({

@@ -1,4 +1,4 @@
-// The integration forms' rules (spec §4, §5) as pure functions. Messages
+// The integration forms' rules (docs/features.md §4, §5) as pure functions. Messages
 // are English keys of the "integrations" catalog (or "common"), translated
 // where they are shown.
 import type { Errors } from '../../components/useLazyValidation';
@@ -14,13 +14,13 @@ export interface IntegrationFormValues {
   authHeader: string;
 }
 
-/** Integration (spec §5): only the name is required; the rest is optional and clearable. */
+/** Integration (docs/features.md §5): only the name is required; the rest is optional and clearable. */
 export function validateIntegration(values: IntegrationFormValues): Errors<'name'> {
   return { name: values.name.trim() ? undefined : 'Name is required' };
 }
 
 /**
- * Which auth fields the form shows (spec §4): the secret select once an
+ * Which auth fields the form shows (docs/features.md §4): the secret select once an
  * auth method is set, the header field only for token and hmac (GitHub
  * has its own header).
  */
@@ -52,7 +52,7 @@ export interface ExtractValueFormValues {
   variable: string;
 }
 
-/** Extracted value (spec §5): the body data type is required only when the source is the body. */
+/** Extracted value (docs/features.md §5): the body data type is required only when the source is the body. */
 export function validateExtractValue(v: ExtractValueFormValues): Errors<keyof ExtractValueFormValues> {
   return {
     name: v.name.trim() ? undefined : 'Name is required',
@@ -72,7 +72,7 @@ export interface MatcherFormValues {
   value: string;
 }
 
-/** Matcher (spec §5): the body data type is required only when matching on the body. */
+/** Matcher (docs/features.md §5): the body data type is required only when matching on the body. */
 export function validateMatcher(v: MatcherFormValues): Errors<keyof MatcherFormValues> {
   return {
     name: v.name.trim() ? undefined : 'Name is required',

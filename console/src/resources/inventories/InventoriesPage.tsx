@@ -16,7 +16,7 @@ import { useInventories } from './useInventories';
 // The form loads when first opened.
 const InventoryDialog = lazy(async () => ({ default: (await import('./InventoryDialog')).InventoryDialog }));
 
-/** /project/{id}/inventory (spec §2). */
+/** /project/{id}/inventory (docs/features.md §2). */
 export function InventoriesPage() {
   const { t } = useTranslation('resources');
   const { project, can } = useProjectAccess();

@@ -26,7 +26,7 @@ const examples: Record<string, string> = {
   'static-yaml': 'all:\n  children:\n    web:\n      hosts:\n        web1.example.com:',
 };
 
-/** New and edit inventory (spec §2, §3, §5). */
+/** New and edit inventory (docs/features.md §2, §3, §5). */
 export function InventoryDialog({ projectId, inventory, keys, repositories, onClose }: InventoryDialogProps) {
   const { t } = useTranslation('resources');
   const typeTitle = useInventoryTypeTitle();

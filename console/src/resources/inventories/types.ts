@@ -1,4 +1,4 @@
-/** Inventory types (spec §3); terraform-workspace is made by other clients. */
+/** Inventory types (docs/features.md §3); terraform-workspace is made by other clients. */
 export type InventoryType = 'static' | 'static-yaml' | 'file' | 'terraform-workspace';
 
 /** An inventory as /api answers it (api-contract.md). */

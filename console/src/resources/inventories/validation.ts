@@ -15,7 +15,7 @@ export interface InventoryFormValues {
 export type InventoryField = 'name' | 'sshKeyId' | 'type' | 'path';
 
 /**
- * Inventory (spec §5): name, user credentials and type required; a path
+ * Inventory (docs/features.md §5): name, user credentials and type required; a path
  * for type file. Sudo credentials are optional.
  */
 export function validateInventory(v: InventoryFormValues): Errors<InventoryField> {

@@ -18,7 +18,7 @@ interface KeyDialogProps {
 }
 
 /**
- * New and edit key (spec §2, §4). A read never returns secrets, so an
+ * New and edit key (docs/features.md §2, §4). A read never returns secrets, so an
  * existing key's type and secret fields stay locked, and are not sent as
  * changed, unless "Override secret" is checked.
  */

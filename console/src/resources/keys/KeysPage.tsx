@@ -14,7 +14,7 @@ import { useKeyTypeTitle } from './keyTypes';
 // The form loads when first opened.
 const KeyDialog = lazy(async () => ({ default: (await import('./KeyDialog')).KeyDialog }));
 
-/** /project/{id}/keys: the key store (spec §2). */
+/** /project/{id}/keys: the key store (docs/features.md §2). */
 export function KeysPage() {
   const { t } = useTranslation('resources');
   const { project, can } = useProjectAccess();

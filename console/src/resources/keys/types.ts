@@ -1,4 +1,4 @@
-/** Key types (spec §3). */
+/** Key types (docs/features.md §3). */
 export type KeyType = 'ssh' | 'login_password' | 'none';
 
 /** A key as /api answers it: the secret fields always empty (api-contract.md). */

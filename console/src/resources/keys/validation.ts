@@ -15,7 +15,7 @@ export interface KeyFormValues {
 export type KeyField = 'name' | 'type' | 'password' | 'privateKey';
 
 /**
- * Key (spec §5): name required; when secrets are editable, type required,
+ * Key (docs/features.md §5): name required; when secrets are editable, type required,
  * password for login_password, private key for ssh. Messages are English
  * keys of the "resources" catalog.
  */

@@ -13,7 +13,7 @@ import { projectHome } from './selection';
 import { useCreateProject } from './useProjects';
 import { validateProject } from './validation';
 
-/** /project/new (spec §2): the project form, Create and Create Demo Project. */
+/** /project/new (docs/features.md §2): the project form, Create and Create Demo Project. */
 export function NewProjectPage() {
   const { t } = useTranslation('projects');
   const { user } = useSession();

@@ -30,7 +30,7 @@ interface ProjectFieldsProps {
   onChange(values: ProjectFormValues): void;
 }
 
-/** The project's fields (spec §3): name, max parallel tasks, alert, alert chat. */
+/** The project's fields (docs/features.md §3): name, max parallel tasks, alert, alert chat. */
 export function ProjectFields({ values, errors, onChange }: ProjectFieldsProps) {
   const { t } = useTranslation('projects');
   const set = <K extends keyof ProjectFormValues>(key: K) => (value: ProjectFormValues[K]) =>

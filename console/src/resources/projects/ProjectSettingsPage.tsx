@@ -25,7 +25,7 @@ import { projectHome } from './selection';
 import { downloadBackup, useDeleteProject, useProjects, useUpdateProject } from './useProjects';
 import { validateProject } from './validation';
 
-/** /project/{id}/settings (spec §2): edit, back up and delete the project. */
+/** /project/{id}/settings (docs/features.md §2): edit, back up and delete the project. */
 export function ProjectSettingsPage() {
   const { t } = useTranslation('projects');
   const { project } = useProjectAccess();
@@ -121,7 +121,7 @@ function DeleteProject() {
     remove.mutate(undefined, {
       onSuccess: () => {
         notify.success(t('Project {{name}} deleted', { name: project.name }));
-        // The first remaining project is selected (spec §4).
+        // The first remaining project is selected (docs/features.md §4).
         const next = projects.find((p) => p.id !== project.id);
         navigate(next ? projectHome(next) : '/project/new', { replace: true });
       },

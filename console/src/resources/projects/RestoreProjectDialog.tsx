@@ -14,7 +14,7 @@ export interface RestoreProjectDialogProps {
   onRestored(project: Project): void;
 }
 
-/** Restore project (spec §2, §7): a backup file makes a new project. */
+/** Restore project (docs/features.md §2, §7): a backup file makes a new project. */
 export function RestoreProjectDialog({ onClose, onRestored }: RestoreProjectDialogProps) {
   const { t } = useTranslation('projects');
   const notify = useNotify();

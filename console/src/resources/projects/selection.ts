@@ -1,7 +1,7 @@
 import type { Project } from './types';
 
 /**
- * The project to show (spec §2): the one in the current route, else the last
+ * The project to show (docs/features.md §2): the one in the current route, else the last
  * one remembered on this browser, else the first. An id that names no
  * project of the list (deleted, or the user left it) is passed over.
  */

@@ -5,7 +5,7 @@ import type { Project, ProjectRequest } from './types';
 
 /**
  * Projects by name, then id. The server's order is not stable (it lists
- * from a cache), and "the first project" (spec §2, §4) and the avatar
+ * from a cache), and "the first project" (docs/features.md §2, §4) and the avatar
  * colours must not change from one load to the next.
  */
 export function byName(projects: Project[]): Project[] {
@@ -83,7 +83,7 @@ export function attachmentName(header: string | null): string | undefined {
   return header ? /filename="?([^";]+)"?/.exec(header)?.[1] : undefined;
 }
 
-/** A backup's file name: the project id and a timestamp (spec §7). */
+/** A backup's file name: the project id and a timestamp (docs/features.md §7). */
 export function backupFileName(projectId: number, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return `backup-project-${projectId}-${stamp}.json`;

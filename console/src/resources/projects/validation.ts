@@ -10,7 +10,7 @@ export interface ProjectFormValues {
 }
 
 /**
- * max_parallel_tasks (spec §5): optional; when given, a whole number of at
+ * max_parallel_tasks (docs/features.md §5): optional; when given, a whole number of at
  * least 0 (0 means unlimited).
  */
 export function validateMaxParallelTasks(value: string): string | undefined {

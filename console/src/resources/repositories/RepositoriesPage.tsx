@@ -17,7 +17,7 @@ import { useRepositories } from './useRepositories';
 // The form loads when first opened.
 const RepositoryDialog = lazy(async () => ({ default: (await import('./RepositoryDialog')).RepositoryDialog }));
 
-/** /project/{id}/repositories (spec §2): every row, no paging. */
+/** /project/{id}/repositories (docs/features.md §2): every row, no paging. */
 export function RepositoriesPage() {
   const { t } = useTranslation('resources');
   const { project, can } = useProjectAccess();
@@ -69,7 +69,7 @@ export function RepositoriesPage() {
   );
 }
 
-/** The URL, and its branch unless the URL is a local path (spec §2). */
+/** The URL, and its branch unless the URL is a local path (docs/features.md §2). */
 function GitUrl({ repository }: { repository: Repository }) {
   const { t } = useTranslation('resources');
   const showBranch = urlType(repository.git_url) !== 'local' && repository.git_branch;

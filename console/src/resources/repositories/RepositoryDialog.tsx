@@ -19,7 +19,7 @@ interface RepositoryDialogProps {
   onClose(): void;
 }
 
-/** New and edit repository (spec §2, §4, §5). */
+/** New and edit repository (docs/features.md §2, §4, §5). */
 export function RepositoryDialog({ projectId, repository, keys, onClose }: RepositoryDialogProps) {
   const { t } = useTranslation('resources');
   const save = useSaveRepository(projectId);
@@ -97,7 +97,7 @@ export function RepositoryDialog({ projectId, repository, keys, onClose }: Repos
   );
 }
 
-/** The URL type chips (spec §4): the current type is pressed; a press rewrites the prefix. */
+/** The URL type chips (docs/features.md §4): the current type is pressed; a press rewrites the prefix. */
 function UrlTypeChips({ url, onChange }: { url: string; onChange(url: string): void }) {
   const { t } = useTranslation('resources');
   const saving = useContext(FormDisabledContext);

@@ -1,4 +1,4 @@
-// Repository URLs (spec §3, §4): the URL type is derived from the text, and
+// Repository URLs (docs/features.md §3, §4): the URL type is derived from the text, and
 // the type chips rewrite the text's prefix. Pure functions, so the rules are
 // tested directly; they follow the server's (apiserver/repository_routes.go),
 // so the form refuses what the server would.
@@ -45,7 +45,7 @@ export function isValidGitUrl(raw: string): boolean {
 }
 
 /**
- * The URL rewritten for the chosen type (spec §4): ssh, https, file and
+ * The URL rewritten for the chosen type (docs/features.md §4): ssh, https, file and
  * git put their scheme in front of what follows the old one; local strips
  * the scheme and forces a leading slash. An scp-like address
  * (git@host:org/repo) becomes host/path first, the form a scheme needs.

@@ -11,7 +11,7 @@ export interface RepositoryFormValues {
 export type RepositoryField = 'name' | 'gitUrl' | 'gitBranch' | 'sshKeyId';
 
 /**
- * Repository (spec §5): name; URL, of a recognised type ("Incorrect URL");
+ * Repository (docs/features.md §5): name; URL, of a recognised type ("Incorrect URL");
  * branch unless the URL is local; access key. An empty URL gets the
  * server's message for it, "Repository is required".
  */

@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { useProjectAccess } from '../../app/permissions';
 import { TaskList } from './TaskList';
 
-/** /project/{id}/history (spec §2): the project's last tasks, 20 rows per page, live. */
+/** /project/{id}/history (docs/features.md §2): the project's last tasks, 20 rows per page, live. */
 export function HistoryPage() {
   const { t } = useTranslation('tasks');
   const { project } = useProjectAccess();

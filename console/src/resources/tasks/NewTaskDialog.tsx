@@ -39,7 +39,7 @@ function buildLabel(task: Task): string {
 }
 
 /**
- * The new task dialog (spec §4, §5): a deploy picks one of its build
+ * The new task dialog (docs/features.md §4, §5): a deploy picks one of its build
  * template's successful builds (the newest first, selected by default),
  * the survey is filled in, and run options set. On success the new task's
  * log opens (the `t` query parameter).
@@ -55,7 +55,7 @@ export function NewTaskDialog({ template, rerunOf, onClose }: NewTaskDialogProps
   const { errors, check } = useLazyValidation(values, (v) => validateNewTask(v, template, say));
   const set = <K extends keyof NewTaskValues>(key: K, value: NewTaskValues[K]) => setValues((v) => ({ ...v, [key]: value }));
 
-  // The newest successful build is the default version (spec §4).
+  // The newest successful build is the default version (docs/features.md §4).
   const firstBuild = builds.data?.[0]?.id;
   useEffect(() => {
     if (firstBuild !== undefined) setValues((v) => (v.buildTaskId ? v : { ...v, buildTaskId: String(firstBuild) }));

@@ -18,7 +18,7 @@ export function pageWithin(page: number, total: number, perPage: number): number
 
 /**
  * "21 - 40 of 45" with previous and next: dashboards have one page size
- * (spec §9: 20), so PatternFly's Pagination and its per-page menu (11 KB
+ * (docs/features.md §9: 20), so PatternFly's Pagination and its per-page menu (11 KB
  * gzip on the first load) would offer nothing more.
  */
 export function Pager({ total, perPage, page, onPage, label }: PagerProps) {

@@ -16,7 +16,7 @@ interface TaskActionsProps {
 }
 
 /**
- * The task log's buttons (spec §4): Confirm while waiting for confirmation;
+ * The task log's buttons (docs/features.md §4): Confirm while waiting for confirmation;
  * Stop while the task can stop, reading Force Stop (force true) once it is
  * stopping; Re-run with the "Re" prefix; the raw log. The dialog's own close button closes it. Changing a
  * task needs runProjectTasks.

@@ -12,12 +12,12 @@ import { TaskStatusLabel } from './TaskStatusLabel';
 import type { Task } from './types';
 import { useNow } from './useNow';
 
-/** Spec §9: a commit shows as the first 10 characters of its hash. */
+/** docs/features.md §9: a commit shows as the first 10 characters of its hash. */
 export function shortCommit(hash: string | null | undefined): string {
   return hash ? hash.slice(0, 10) : '';
 }
 
-/** The facts of a task above its log (spec §2 task log): status, author, times, version, commit. */
+/** The facts of a task above its log (docs/features.md §2 task log): status, author, times, version, commit. */
 export function TaskDetails({ task }: { task: Task }) {
   const { t, i18n } = useTranslation('tasks');
   const lang = i18n.language;

@@ -20,7 +20,7 @@ export interface TaskListProps {
   templateId?: number;
 }
 
-/** Dashboards page at 20 rows (spec §2, §9). */
+/** Dashboards page at 20 rows (docs/features.md §2, §9). */
 export const TASKS_PER_PAGE = 20;
 
 /** The version a task ran: its own (a build's), else the build it deployed. */

@@ -27,7 +27,7 @@ export interface TaskLogDialogProps {
 }
 
 /**
- * The task log (spec §2, §4), opened by ?t={taskId}: the task's facts, its
+ * The task log (docs/features.md §2, §4), opened by ?t={taskId}: the task's facts, its
  * message as an info banner, the live output and the actions its status
  * allows. Re-run swaps in the new task dialog, which opens the new task.
  */

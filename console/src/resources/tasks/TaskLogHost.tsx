@@ -13,7 +13,7 @@ export function taskParam(value: string | null): number | undefined {
 }
 
 /**
- * On every page of a project (spec §2): keeps the live socket open, so the
+ * On every page of a project (docs/features.md §2): keeps the live socket open, so the
  * project's task lists stay current, and opens the task log for ?t={taskId}.
  * Closing the log removes the parameter.
  */

@@ -10,7 +10,7 @@ import { useTranslation } from 'react-i18next';
 import { knownStatus, statusColor } from './status';
 import type { TaskStatus } from './types';
 
-/** A status in words (spec §4: error reads Failed; an unknown status is an error). */
+/** A status in words (docs/features.md §4: error reads Failed; an unknown status is an error). */
 export function statusText(status: TaskStatus, t: TFunction<'tasks'>): string {
   switch (knownStatus(status)) {
     case 'waiting':

@@ -1,4 +1,4 @@
-// Dates as the task screens show them (spec §9): relative times, times and
+// Dates as the task screens show them (docs/features.md §9): relative times, times and
 // humanised durations in the interface language, and a dash where there is
 // no value. Intl does the wording, so every language reads naturally.
 import { relativeTime } from '../../app/relativeTime';

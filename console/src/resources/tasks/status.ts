@@ -1,9 +1,9 @@
-// The rules of a task's status (spec §4): which actions a status offers and
+// The rules of a task's status (docs/features.md §4): which actions a status offers and
 // how it reads. Pure functions, so the tests call them directly.
 import type { TaskStatus } from './types';
 import { taskStatuses } from './types';
 
-/** Statuses a task can still be stopped in (spec §4). */
+/** Statuses a task can still be stopped in (docs/features.md §4). */
 const stoppable: ReadonlySet<TaskStatus> = new Set<TaskStatus>([
   'running',
   'stopping',
@@ -31,7 +31,7 @@ export function isFinished(status: TaskStatus): boolean {
   return status === 'success' || status === 'error' || status === 'stopped';
 }
 
-/** An unknown status is an error (spec §4). */
+/** An unknown status is an error (docs/features.md §4). */
 export function knownStatus(status: string): TaskStatus {
   return (taskStatuses as readonly string[]).includes(status) ? (status as TaskStatus) : 'error';
 }

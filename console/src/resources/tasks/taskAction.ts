@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { TemplateType } from '../templates/types';
 
 /**
- * The action that starts a template's task (spec §2): Run for a task, Build
+ * The action that starts a template's task (docs/features.md §2): Run for a task, Build
  * for a build, Deploy for a deploy; a re-run takes the "Re" prefix
  * (Re-run, Rebuild, Redeploy). Returns a function of the template type.
  */

@@ -1,4 +1,4 @@
-/** Task statuses (spec §4). */
+/** Task statuses (docs/features.md §4). */
 export const taskStatuses = [
   'waiting',
   'starting',

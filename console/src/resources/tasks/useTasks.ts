@@ -12,7 +12,7 @@ export function useTaskList(projectId: number, templateId?: number) {
   });
 }
 
-/** The successful tasks of a build template: the versions a deploy may deploy (spec §4). */
+/** The successful tasks of a build template: the versions a deploy may deploy (docs/features.md §4). */
 export function useBuildTasks(projectId: number, buildTemplateId: number | null) {
   return useQuery({
     queryKey: taskKeys.builds(projectId, buildTemplateId ?? 0),
@@ -29,7 +29,7 @@ export function useTask(projectId: number, taskId: number) {
   });
 }
 
-/** What POST /project/{id}/tasks takes (spec §7). */
+/** What POST /project/{id}/tasks takes (docs/features.md §7). */
 export interface NewTask {
   template_id: number;
   build_task_id?: number;
@@ -69,7 +69,7 @@ export function useStartTask(projectId: number) {
   });
 }
 
-/** POST …/tasks/{id}/stop {force}: force only when the task is already stopping (spec §4). */
+/** POST …/tasks/{id}/stop {force}: force only when the task is already stopping (docs/features.md §4). */
 export function useStopTask(projectId: number, taskId: number) {
   const queryClient = useQueryClient();
   return useMutation({

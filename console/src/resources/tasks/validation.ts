@@ -1,7 +1,7 @@
 import type { Errors } from '../../components/useLazyValidation';
 import type { SurveyVar, Template } from '../templates/types';
 
-/** The new task form (spec §3 Task, §5 survey variable and deploy task). */
+/** The new task form (docs/features.md §3 Task, §5 survey variable and deploy task). */
 export interface NewTaskValues {
   /** The chosen build task's id, for a deploy template. */
   buildTaskId: string;

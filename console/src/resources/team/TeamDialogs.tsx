@@ -25,7 +25,7 @@ export function RemoveMemberDialog({ member, onClose }: { member: Member; onClos
   );
 }
 
-/** Leaving reloads the page (spec §4): the project is no longer the user's. */
+/** Leaving reloads the page (docs/features.md §4): the project is no longer the user's. */
 export function LeaveProjectDialog({ onClose }: { onClose(): void }) {
   const { t } = useTranslation('team');
   const { project } = useProjectAccess();

@@ -17,7 +17,7 @@ interface TeamMemberDialogProps {
 }
 
 /**
- * New team member (spec §2): a user who is not yet a member, shown as
+ * New team member (docs/features.md §2): a user who is not yet a member, shown as
  * "username (name)", and a role; the save button reads Link.
  */
 export function TeamMemberDialog({ projectId, members, onClose }: TeamMemberDialogProps) {

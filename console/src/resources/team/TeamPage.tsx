@@ -22,12 +22,12 @@ import { roles, roleTitle } from './roles';
 import { LeaveProjectDialog, Loading, RemoveMemberDialog, TeamMemberDialog } from '../../app/lazyPages';
 import { useChangeRole, useTeam, type Member } from './useTeam';
 
-/** Sorted by name ascending (spec §2), whatever order the server used. */
+/** Sorted by name ascending (docs/features.md §2), whatever order the server used. */
 function byName(members: Member[]): Member[] {
   return [...members].sort((a, b) => a.name.localeCompare(b.name, undefined, { sensitivity: 'base' }));
 }
 
-/** /project/{id}/team (spec §2). */
+/** /project/{id}/team (docs/features.md §2). */
 export function TeamPage() {
   const { t } = useTranslation('team');
   const { project, role, can } = useProjectAccess();
@@ -106,7 +106,7 @@ export function TeamPage() {
   );
 }
 
-/** A role change saves at once and reloads the team (spec §4). */
+/** A role change saves at once and reloads the team (docs/features.md §4). */
 function RoleSelect({ member }: { member: Member }) {
   const { t } = useTranslation('team');
   const { project } = useProjectAccess();

@@ -1,6 +1,6 @@
 import { msg } from '../../i18n/msg';
 
-/** Project roles (spec §6), most powerful first, with their English titles. */
+/** Project roles (docs/features.md §6), most powerful first, with their English titles. */
 export const roles = [
   { slug: 'owner', title: msg('Owner') },
   { slug: 'manager', title: msg('Manager') },

@@ -9,7 +9,7 @@ export interface Member {
   role: string;
 }
 
-/** The team, sorted by name ascending (spec §2, §7). */
+/** The team, sorted by name ascending (docs/features.md §2, §7). */
 export function useTeam(projectId: number) {
   return useQuery({
     queryKey: queryKeys.team(projectId),

@@ -6,7 +6,7 @@ export interface MemberFormValues {
   role: string;
 }
 
-/** Team member (spec §5): user and role are required; the role reuses the user message. */
+/** Team member (docs/features.md §5): user and role are required; the role reuses the user message. */
 export function validateMember({ userId, role }: MemberFormValues): Errors<'userId' | 'role'> {
   return {
     userId: userId ? undefined : msg('User is required'),

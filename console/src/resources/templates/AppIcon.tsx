@@ -2,7 +2,7 @@ import AnsibleTowerIcon from '@patternfly/react-icons/dist/esm/icons/ansible-tow
 import TerminalIcon from '@patternfly/react-icons/dist/esm/icons/terminal-icon';
 import { useTranslation } from 'react-i18next';
 
-/** The English title of a template's app ("" is ansible, the default: spec §2). */
+/** The English title of a template's app ("" is ansible, the default: docs/features.md §2). */
 export function appTitle(app: string): string {
   switch (app) {
     case '':

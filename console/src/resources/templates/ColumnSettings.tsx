@@ -13,7 +13,7 @@ interface ColumnSettingsProps {
 }
 
 /**
- * The column settings sheet (spec §2): a checkbox per column; each change
+ * The column settings sheet (docs/features.md §2): a checkbox per column; each change
  * applies at once and is kept in the browser by the caller.
  */
 export function ColumnSettings({ columns, titles, hidden, onChange }: ColumnSettingsProps) {

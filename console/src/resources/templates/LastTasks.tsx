@@ -8,7 +8,7 @@ import { TaskStatusLabel } from '../tasks/TaskStatusLabel';
 import type { Template } from './types';
 import { useLastTasks } from './useTemplates';
 
-/** An expanded row of the template list: the template's last 5 tasks (spec §2). */
+/** An expanded row of the template list: the template's last 5 tasks (docs/features.md §2). */
 export function LastTasks({ projectId, template }: { projectId: number; template: Template }) {
   const { t } = useTranslation('templates');
   const tasks = useLastTasks(projectId, template.id);

@@ -15,9 +15,9 @@ const NewTaskDialog = lazy(async () => ({ default: (await import('../tasks/NewTa
 const icons = { Run: <CogIcon />, Build: <HammerIcon />, Deploy: <RocketIcon /> };
 
 /**
- * The action of a template's type (spec §2): Run with a cog for a task,
+ * The action of a template's type (docs/features.md §2): Run with a cog for a task,
  * Build, or Deploy. It opens the new task dialog; hidden without the
- * runProjectTasks permission (spec §6).
+ * runProjectTasks permission (docs/features.md §6).
  */
 export function RunTemplateButton({ template, variant = 'secondary' }: { template: Template; variant?: 'primary' | 'secondary' }) {
   const { t } = useTranslation('templates');

@@ -17,7 +17,7 @@ interface SurveyVarDialogProps {
 const blank: SurveyVar = { name: '', title: '', description: '', type: '', required: false };
 
 /**
- * The survey variable editor (spec §2, §5): name and title required, the
+ * The survey variable editor (docs/features.md §2, §5): name and title required, the
  * name trimmed; type string (stored as "") or int. It edits the template's
  * form; the template's Save sends it.
  */

@@ -1,5 +1,5 @@
 // Small pieces the template screens show a task with: a link that opens its
-// log (the t query parameter, spec §2), its status, and when it ran.
+// log (the t query parameter, docs/features.md §2), its status, and when it ran.
 import { Label } from '@patternfly/react-core';
 import { useTranslation } from 'react-i18next';
 import { Link, useLocation } from 'react-router-dom';

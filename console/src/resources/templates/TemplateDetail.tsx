@@ -34,7 +34,7 @@ import { TemplateSettings } from './TemplateSettings';
 import { useTemplate } from './useTemplates';
 
 /**
- * /project/{id}/templates/{templateId}, also under a view (spec §2): the
+ * /project/{id}/templates/{templateId}, also under a view (docs/features.md §2): the
  * template's settings, schedules and task history, with run, edit and
  * delete.
  */

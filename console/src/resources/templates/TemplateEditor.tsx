@@ -27,7 +27,7 @@ import { useTemplate, useTemplateSchedules } from './useTemplates';
 import { validateTemplate, type TemplateField, type TemplateFormValues } from './validation';
 
 /**
- * …/templates/new/edit and …/templates/{id}/edit (spec §2): one form for
+ * …/templates/new/edit and …/templates/{id}/edit (docs/features.md §2): one form for
  * a new template and an existing one. It waits for the template and its
  * schedules before showing the form, so the form starts from saved values.
  */

@@ -31,7 +31,7 @@ function asOptions(query: { data?: Named[]; isPending: boolean }) {
   return { options: (query.data ?? []).map((item) => ({ value: String(item.id), label: item.name })), isLoading: query.isPending };
 }
 
-/** Every field of the template editor (spec §3, issue 8 item 3). */
+/** Every field of the template editor (docs/features.md §3, issue 8 item 3). */
 export function TemplateFormFields({ values, set, errors, cronError, templateId }: TemplateFormFieldsProps) {
   const { t } = useTranslation('templates');
   const { project } = useProjectAccess();

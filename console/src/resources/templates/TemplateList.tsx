@@ -37,8 +37,8 @@ const chosen = { allChosen: true };
 
 /**
  * /project/{id}/templates and /project/{id}/views/{viewId}/templates
- * (spec §2): the template list under view tabs. Opening the templates
- * without a view goes to the view last open (spec §9).
+ * (docs/features.md §2): the template list under view tabs. Opening the templates
+ * without a view goes to the view last open (docs/features.md §9).
  */
 export function TemplateList({ viewId }: { viewId?: number }) {
   const { t } = useTranslation('templates');

@@ -10,7 +10,7 @@ const TemplateDetail = lazy(async () => ({ default: (await import('./TemplateDet
 const TemplateEditor = lazy(async () => ({ default: (await import('./TemplateEditor')).TemplateEditor }));
 
 /**
- * The template screens (spec §2), mounted at both /project/{id}/templates/*
+ * The template screens (docs/features.md §2), mounted at both /project/{id}/templates/*
  * and /project/{id}/views/*: the list, a template's detail and its editor,
  * with or without a view. The id "new" goes to …/templates/new/edit.
  */
@@ -51,7 +51,7 @@ function ToList() {
   return <Navigate to={`/project/${project.id}/templates`} replace />;
 }
 
-/** /templates/new and …/views/{vid}/templates/new go to /templates/new/edit (spec §2). */
+/** /templates/new and …/views/{vid}/templates/new go to /templates/new/edit (docs/features.md §2). */
 function NewTemplate() {
   const { project } = useProjectAccess();
   return <Navigate to={`/project/${project.id}/templates/new/edit${useLocation().search}`} replace />;
@@ -72,7 +72,7 @@ function Detail({ viewId }: { viewId?: number }) {
   );
 }
 
-/** The editor needs manageProjectResources (spec §6); others see the template. */
+/** The editor needs manageProjectResources (docs/features.md §6); others see the template. */
 function Editor({ viewId }: { viewId?: number }) {
   const { project, can } = useProjectAccess();
   const param = useParams().templateId;

@@ -22,7 +22,7 @@ interface TemplateTableProps {
   base: string;
 }
 
-/** The template list (spec §2): one row per template, expanding to its last 5 tasks. */
+/** The template list (docs/features.md §2): one row per template, expanding to its last 5 tasks. */
 export function TemplateTable({ projectId, templates, hidden, base }: TemplateTableProps) {
   const { t } = useTranslation('templates');
   const [expanded, setExpanded] = useState<Set<number>>(new Set());

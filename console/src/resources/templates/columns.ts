@@ -1,4 +1,4 @@
-// Column visibility of a table, kept in the browser per table (spec §2:
+// Column visibility of a table, kept in the browser per table (docs/features.md §2:
 // "saved locally per table, set through a column settings sheet").
 import { useCallback, useState } from 'react';
 import { readSetting, writeSetting } from '../../settings/settings';

@@ -1,4 +1,4 @@
-// What the template list shows for a template's last run (spec §2): its
+// What the template list shows for a template's last run (docs/features.md §2): its
 // status, or "Not launched" when it never ran, and the version a build made
 // or a deploy deployed. Pure, so the rules are tested without rendering.
 import type { Task, TaskStatus } from '../tasks/types';
@@ -26,7 +26,7 @@ export function taskVersion(task: Task | null | undefined, type: TemplateType): 
   return task.version || undefined;
 }
 
-/** The action a template's type offers (spec §2): task Run, build Build, deploy Deploy. */
+/** The action a template's type offers (docs/features.md §2): task Run, build Build, deploy Deploy. */
 export function runLabel(type: TemplateType): 'Run' | 'Build' | 'Deploy' {
   return type === 'build' ? 'Build' : type === 'deploy' ? 'Deploy' : 'Run';
 }

@@ -1,9 +1,9 @@
 import type { Task } from '../tasks/types';
 
-/** Template types (spec §3): "" is a plain task. */
+/** Template types (docs/features.md §3): "" is a plain task. */
 export type TemplateType = '' | 'build' | 'deploy';
 
-/** A survey variable (spec §3): type "" is a string. */
+/** A survey variable (docs/features.md §3): type "" is a string. */
 export interface SurveyVar {
   name: string;
   title: string;
@@ -20,7 +20,7 @@ export interface Template {
   name: string;
   description: string;
   type: TemplateType;
-  /** "" means ansible (spec §2). */
+  /** "" means ansible (docs/features.md §2). */
   app: string;
   playbook: string;
   inventory_id: number | null;
@@ -43,7 +43,7 @@ export interface Template {
   allow_override_extra_vars_in_task?: boolean;
   suppress_success_alerts: boolean;
   last_task: Task | null;
-  /** The last task's id (spec §3); older servers leave it out: use last_task. */
+  /** The last task's id (docs/features.md §3); older servers leave it out: use last_task. */
   last_task_id?: number | null;
   tasks?: number;
 }

@@ -16,7 +16,7 @@ interface SaveInput {
 }
 
 /**
- * Saves the editor (spec §5): the cron expression, if any, is validated by
+ * Saves the editor (docs/features.md §5): the cron expression, if any, is validated by
  * the server first (POST schedules/validate), so a bad one saves nothing;
  * then the template; then its schedule is created, updated or deleted to
  * match the cron field and the "only on a new commit" switch. Answers the

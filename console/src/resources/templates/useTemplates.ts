@@ -5,7 +5,7 @@ import { isFinished } from '../tasks/status';
 import type { Task } from '../tasks/types';
 import type { App, Schedule, Template } from './types';
 
-/** Tasks per template in the list's expanded rows (spec §9). */
+/** Tasks per template in the list's expanded rows (docs/features.md §9). */
 export const LAST_TASKS_IN_LIST = 5;
 
 /** How often a list with unfinished last tasks is read again, so their status moves on. */

@@ -1,4 +1,4 @@
-// Template and survey variable rules (spec §5), as pure functions that the
+// Template and survey variable rules (docs/features.md §5), as pure functions that the
 // forms call lazily and the tests call directly. The messages are English
 // keys of the "templates" catalog.
 import type { Errors } from '../../components/useLazyValidation';
@@ -57,7 +57,7 @@ export function argumentsError(text: string): string | undefined {
 }
 
 /**
- * Template (spec §5): name, playbook filename, repository and environment
+ * Template (docs/features.md §5): name, playbook filename, repository and environment
  * are required; a build needs a start version, a deploy a build template;
  * the inventory is optional. The cron expression is checked by the server.
  */
@@ -73,7 +73,7 @@ export function validateTemplate(values: TemplateFormValues): Errors<TemplateFie
   };
 }
 
-/** Survey variable (spec §5): name and title are required; the name is trimmed first. */
+/** Survey variable (docs/features.md §5): name and title are required; the name is trimmed first. */
 export function validateSurveyVar(v: SurveyVar): Errors<'name' | 'title'> {
   return {
     name: v.name.trim() ? undefined : 'Name is required',

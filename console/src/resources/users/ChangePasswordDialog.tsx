@@ -9,7 +9,7 @@ import type { User } from './types';
 import { useChangePassword } from './useUsers';
 import { validatePassword } from './validation';
 
-/** Change password (spec §2, §5), for oneself or, by an admin, for anyone. */
+/** Change password (docs/features.md §2, §5), for oneself or, by an admin, for anyone. */
 export function ChangePasswordDialog({ user, onClose }: { user: User; onClose(): void }) {
   const { t } = useTranslation('users');
   const notify = useNotify();

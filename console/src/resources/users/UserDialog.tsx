@@ -43,7 +43,7 @@ interface UserDialogProps {
 }
 
 /**
- * New and edit user (spec §5): name, username and email are required, the
+ * New and edit user (docs/features.md §5): name, username and email are required, the
  * password only for a new user; an external user's fields belong to their
  * identity provider; only admins see the admin checkbox.
  */

@@ -30,12 +30,12 @@ import type { User } from './types';
 import { UserDialog } from './UserDialog';
 import { useDeleteUser, useUsers } from './useUsers';
 
-/** Users page size (spec §9). */
+/** Users page size (docs/features.md §9). */
 export const USERS_PER_PAGE = 20;
 
 type Dialog = { kind: 'new' } | { kind: 'edit' | 'password' | 'delete'; user: User };
 
-/** /users (spec §2): global user administration, for admins only. */
+/** /users (docs/features.md §2): global user administration, for admins only. */
 export function UsersPage() {
   const { user } = useSession();
   if (!user.admin) return <Navigate to="/" replace />;
@@ -154,7 +154,7 @@ function UserAdministration() {
                       { title: t('Edit'), onClick: () => setDialog({ kind: 'edit', user }) },
                       ...(user.external ? [] : [{ title: t('Change password'), onClick: () => setDialog({ kind: 'password', user }) }]),
                       { isSeparator: true },
-                      // You cannot delete your own row (spec §6).
+                      // You cannot delete your own row (docs/features.md §6).
                       { title: t('Delete'), isDanger: true, isDisabled: user.id === me.id, onClick: () => setDialog({ kind: 'delete', user }) },
                     ]}
                   />

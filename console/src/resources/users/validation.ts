@@ -12,7 +12,7 @@ export interface UserFormValues {
 }
 
 /**
- * User (spec §5): name, username and email are required; the password only
+ * User (docs/features.md §5): name, username and email are required; the password only
  * for a new user (an existing one changes it in its own dialog).
  */
 export function validateUser(values: UserFormValues, isNew: boolean): Errors<'name' | 'username' | 'email' | 'password'> {
@@ -24,7 +24,7 @@ export function validateUser(values: UserFormValues, isNew: boolean): Errors<'na
   };
 }
 
-/** Change password (spec §5): the password is required. */
+/** Change password (docs/features.md §5): the password is required. */
 export function validatePassword({ password }: { password: string }): Errors<'password'> {
   return { password: password ? undefined : msg('Password is required') };
 }

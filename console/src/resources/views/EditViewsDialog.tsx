@@ -22,7 +22,7 @@ interface EditViewsDialogProps {
 }
 
 /**
- * The edit-views dialog (spec §2, §4): add, rename, delete and drag to
+ * The edit-views dialog (docs/features.md §2, §4): add, rename, delete and drag to
  * reorder the tabs of the template list. Nothing is saved until Save, which
  * creates, renames, deletes and repositions the views in one go. Move up and
  * Move down do what a drag does, for the keyboard.

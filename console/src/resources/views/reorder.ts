@@ -1,4 +1,4 @@
-// The edit-views dialog works on a draft of the view list (spec §4): new
+// The edit-views dialog works on a draft of the view list (docs/features.md §4): new
 // views get temporary negative ids until saved, and the order of the draft
 // is the order of the tabs. These pure functions are the dialog's logic;
 // planViewsSave turns a draft into the calls that make the server match it.
@@ -42,7 +42,7 @@ export function moveView(drafts: DraftView[], from: number, to: number): DraftVi
   return next;
 }
 
-/** View (spec §5): a title must be non-empty to save. Errors by view id (as text). */
+/** View (docs/features.md §5): a title must be non-empty to save. Errors by view id (as text). */
 export function validateViews(drafts: DraftView[]): Record<string, string | undefined> {
   const errors: Record<string, string | undefined> = {};
   for (const view of drafts) {

@@ -1,4 +1,4 @@
-/** A view: a tab of the template list (spec §3). */
+/** A view: a tab of the template list (docs/features.md §3). */
 export interface View {
   id: number;
   project_id: number;

@@ -25,7 +25,7 @@ export function useViewTemplates(projectId: number, viewId: number | undefined) 
 }
 
 /**
- * Saves the edit-views dialog's draft (spec §4): deletes the views it
+ * Saves the edit-views dialog's draft (docs/features.md §4): deletes the views it
  * dropped, renames the changed ones, creates the new ones, then saves every
  * position, with the created views' real ids in place of their temporary
  * negative ones.

@@ -26,7 +26,7 @@ const navLinks = async () =>
     .getAllByRole('link')
     .map((a) => a.textContent);
 
-describe('the drawer (spec §2)', () => {
+describe('the drawer (docs/features.md §2)', () => {
   it('links every page of a normal project', async () => {
     renderDrawer('/project/1/history');
     await waitFor(async () =>

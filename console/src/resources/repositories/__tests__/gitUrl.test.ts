@@ -34,7 +34,7 @@ describe('the URL type of a repository (spec §3)', () => {
   });
 });
 
-// Each chip from each starting form (spec §4): ssh, https, file and git put
+// Each chip from each starting form (docs/features.md §4): ssh, https, file and git put
 // their scheme in front; local strips the scheme and forces a leading slash.
 const rewrites: Record<string, Record<UrlType, string>> = {
   'ssh://git@github.com/org/site.git': {

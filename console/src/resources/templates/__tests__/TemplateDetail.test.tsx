@@ -45,7 +45,7 @@ function renderDetail(permissions = 15, user = admin) {
   });
 }
 
-describe('the template detail (spec §2)', () => {
+describe('the template detail (docs/features.md §2)', () => {
   it('shows the settings, the schedule and the actions', async () => {
     stubApi(reads);
     renderDetail();
@@ -74,7 +74,7 @@ describe('the template detail (spec §2)', () => {
     await waitFor(() => expect(screen.getByTestId('location')).toHaveTextContent(/^\/project\/1\/templates$/));
   });
 
-  it('opens the same detail under a view, /views/{vid}/templates/{tid} (spec §2)', async () => {
+  it('opens the same detail under a view, /views/{vid}/templates/{tid} (docs/features.md §2)', async () => {
     stubApi(reads);
     renderWithProviders(inProject(<TemplateRoutes />, infra, admin, 'owner', 15), {
       path: '/project/1/views/4/templates/9',

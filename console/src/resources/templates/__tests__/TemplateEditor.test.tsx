@@ -63,7 +63,7 @@ describe('the template editor', () => {
     expect(api.writes()).toEqual([]);
   });
 
-  it('says nothing before the first save (spec §5: lazy validation)', async () => {
+  it('says nothing before the first save (docs/features.md §5: lazy validation)', async () => {
     stubApi(reads);
     renderEditor('/project/1/templates/new/edit');
     await screen.findByRole('button', { name: 'Create' });
@@ -73,7 +73,7 @@ describe('the template editor', () => {
     expect(screen.queryByText(/is required/)).not.toBeInTheDocument();
   });
 
-  it('disables every input while saving (spec §4)', async () => {
+  it('disables every input while saving (docs/features.md §4)', async () => {
     stubApi(reads);
     renderEditor('/project/1/templates/new/edit');
     await screen.findByRole('button', { name: 'Create' });

@@ -36,7 +36,7 @@ function renderList(permissions = 15, user = admin, path = '/project/1/templates
 
 const rowOf = (name: string) => screen.getByRole('link', { name }).closest('tr')!;
 
-describe('the template list (spec §2)', () => {
+describe('the template list (docs/features.md §2)', () => {
   it('shows version, status and the action of each type, and Not launched for a template that never ran', async () => {
     stubApi(routes);
     renderList();
