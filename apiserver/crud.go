@@ -17,11 +17,12 @@ import (
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
-// The shared plumbing of the project resources (docs/features.md §7): finding an object
-// by its id, creating one with its id, updating and deleting with the
-// read-your-writes wait, mapping references between ids and names, and
-// recording the event. Each resource's file uses these and adds only its
-// JSON shape and §5 rules.
+// The shared plumbing of the project resources (docs/features.md §7):
+// finding an object by its id, creating one with its id, updating and
+// deleting with the read-your-writes wait, mapping references between ids
+// and names, and recording the event. resource.go serves every kind with
+// these; each kind's file adds only its JSON shape and its
+// docs/features.md §5 rules.
 
 // idOf is an object's API id, or 0 before it has one.
 func idOf(obj client.Object) int64 {
