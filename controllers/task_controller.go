@@ -327,7 +327,7 @@ func (r *TaskReconciler) reconcileDelete(ctx context.Context, task *bastionv1.Ta
 	if !controllerutil.ContainsFinalizer(task, TaskFinalizer) {
 		return nil
 	}
-	run := launch.Run{Task: task, Name: bastionv1.TaskRunName(task)}
+	run := launch.Run{Task: task, Name: bastionv1.TaskRunName(task), InputSecret: bastionv1.TaskInputSecretName(task)}
 	if !task.Status.Status.Finished() {
 		if err := r.Launcher.Stop(ctx, run, true); err != nil {
 			return err
@@ -337,6 +337,9 @@ func (r *TaskReconciler) reconcileDelete(ctx context.Context, task *bastionv1.Ta
 		}
 	}
 	if err := r.Launcher.Release(ctx, run); err != nil {
+		return err
+	}
+	if err := r.deleteRunSecrets(ctx, task, run); err != nil {
 		return err
 	}
 	return r.setFinalizer(ctx, task, false)
