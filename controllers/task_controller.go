@@ -335,11 +335,12 @@ func (r *TaskReconciler) reconcileDelete(ctx context.Context, task *bastionv1.Ta
 		if err := r.deleteStoredOutput(ctx, task); err != nil {
 			return err
 		}
+		// A finished task's were deleted when it was released (finish).
+		if err := r.deleteRunSecrets(ctx, task, run); err != nil {
+			return err
+		}
 	}
 	if err := r.Launcher.Release(ctx, run); err != nil {
-		return err
-	}
-	if err := r.deleteRunSecrets(ctx, task, run); err != nil {
 		return err
 	}
 	return r.setFinalizer(ctx, task, false)
