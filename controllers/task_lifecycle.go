@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -167,9 +166,17 @@ func (r *TaskReconciler) runEnding(ctx context.Context, task *bastionv1.Task, ru
 // be, and they are of no further use. Deleted here, not left to the
 // owner references: `bastion dev` runs no garbage collector.
 func (r *TaskReconciler) deleteRunSecrets(ctx context.Context, task *bastionv1.Task, run launch.Run) error {
-	input := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: task.Namespace, Name: run.InputSecret}}
-	if err := r.Delete(ctx, input); client.IgnoreNotFound(err) != nil {
+	input := secretMetadata()
+	err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: run.InputSecret}, input)
+	if client.IgnoreNotFound(err) != nil {
 		return err
+	}
+	// Only this task's: a Secret that merely has the name is not.
+	if err == nil && metav1.IsControlledBy(input, task) {
+		uid := input.GetUID()
+		if err := r.Delete(ctx, input, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
 	}
 	return r.deleteOwnSecret(ctx, task)
 }

@@ -86,7 +86,8 @@ func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, r
 // task's. One of an earlier task of the same name (its Secret outlived it:
 // a garbage collector that has not got to it yet, or none, as in `bastion
 // dev`) holds that task's runspec and its runner's token: it is deleted,
-// never run or trusted.
+// never run or trusted. A Secret that is no task's input but has the name
+// (a key named "<task>-input") is an error, never used nor deleted.
 func (r *TaskReconciler) ownInput(ctx context.Context, reader client.Reader, task *bastionv1.Task, name string) (bool, error) {
 	secret := secretMetadata()
 	err := reader.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: name}, secret)
@@ -96,8 +97,20 @@ func (r *TaskReconciler) ownInput(ctx context.Context, reader client.Reader, tas
 	if err != nil || metav1.IsControlledBy(secret, task) {
 		return err == nil, err
 	}
+	if !isTaskInput(secret, task.Name) {
+		return false, fmt.Errorf("secret %q, where the task's input goes, is not a task's input: rename the task or the secret", name)
+	}
 	uid := secret.GetUID()
 	return false, client.IgnoreNotFound(r.Delete(ctx, secret, client.Preconditions{UID: &uid}))
+}
+
+// isTaskInput reports whether secret is the input Secret of a Task named
+// task (this one or an earlier one of its name): made by prepareRun, so
+// labelled with the task and controlled by a Task.
+func isTaskInput(secret client.Object, task string) bool {
+	owner := metav1.GetControllerOf(secret)
+	return secret.GetLabels()[launch.LabelTask] == task && owner != nil &&
+		owner.Kind == "Task" && owner.APIVersion == bastionv1.GroupVersion.String() && owner.Name == task
 }
 
 // resolve builds the runspec from the task and the objects it refers to.
