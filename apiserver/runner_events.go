@@ -308,6 +308,11 @@ func (e *runnerEvents) authorized(r *http.Request, task *bastionv1.Task, st *tas
 			}
 			return false, fmt.Errorf("reading the task's token: %w", err)
 		}
+		if !metav1.IsControlledBy(secret, task) {
+			// An earlier task's of the same name, not yet replaced by
+			// the reconciler: its token is that task's runner's.
+			return false, nil
+		}
 		st.token = string(secret.Data[runspec.TokenFile])
 	}
 	return st.token != "" && subtle.ConstantTimeCompare([]byte(given), []byte(st.token)) == 1, nil

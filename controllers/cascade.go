@@ -2,9 +2,11 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -113,6 +115,9 @@ func (c templateCascade) deleteStored(ctx context.Context, reader client.Reader,
 	if c.store == nil || !ok {
 		return nil
 	}
+	if shared, err := idShared(ctx, reader, t, &bastionv1.TemplateList{}); err != nil || shared {
+		return err
+	}
 	projectID, err := projectIDOf(ctx, reader, t.Namespace)
 	if err != nil || projectID == 0 {
 		return err
@@ -132,6 +137,29 @@ func (c templateCascade) deleteStored(ctx context.Context, reader client.Reader,
 			return nil
 		}
 	}
+}
+
+// idShared reports whether another object of obj's kind in its namespace
+// carries obj's id label. Ids travel in labels and an object applied with
+// one keeps it, so a kubectl user can give a new object another's id: its
+// deletion must not take the other's history along. list is an empty list
+// of the kind.
+func idShared(ctx context.Context, reader client.Reader, obj client.Object, list client.ObjectList) (bool, error) {
+	err := reader.List(ctx, list, client.InNamespace(obj.GetNamespace()),
+		client.MatchingLabels{bastionv1.LabelID: obj.GetLabels()[bastionv1.LabelID]})
+	if err != nil {
+		return false, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return false, err
+	}
+	for _, item := range items {
+		if o, ok := item.(client.Object); ok && o.GetUID() != obj.GetUID() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // projectIDOf is the id of the project that owns namespace ns; 0 when
@@ -207,5 +235,11 @@ func (r *TaskReconciler) deleteStoredOutput(ctx context.Context, task *bastionv1
 	if err != nil || projectID == 0 {
 		return err
 	}
-	return r.Store.DeleteTask(ctx, store.TaskKey{ProjectID: projectID, TaskID: taskID})
+	key := store.TaskKey{ProjectID: projectID, TaskID: taskID}
+	// A summary under this id is a finished task's history, never this
+	// unfinished task's: the id label was another's (see idShared).
+	if _, err := r.Store.TaskSummary(ctx, key); !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return r.Store.DeleteTask(ctx, key)
 }

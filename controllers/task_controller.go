@@ -327,12 +327,16 @@ func (r *TaskReconciler) reconcileDelete(ctx context.Context, task *bastionv1.Ta
 	if !controllerutil.ContainsFinalizer(task, TaskFinalizer) {
 		return nil
 	}
-	run := launch.Run{Task: task, Name: bastionv1.TaskRunName(task)}
+	run := launch.Run{Task: task, Name: bastionv1.TaskRunName(task), InputSecret: bastionv1.TaskInputSecretName(task)}
 	if !task.Status.Status.Finished() {
 		if err := r.Launcher.Stop(ctx, run, true); err != nil {
 			return err
 		}
 		if err := r.deleteStoredOutput(ctx, task); err != nil {
+			return err
+		}
+		// A finished task's were deleted when it was released (finish).
+		if err := r.deleteRunSecrets(ctx, task, run); err != nil {
 			return err
 		}
 	}

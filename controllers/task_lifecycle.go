@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -162,17 +161,32 @@ func (r *TaskReconciler) runEnding(ctx context.Context, task *bastionv1.Task, ru
 	return max(0, endGrace-r.now().Sub(task.Status.End.Time)), nil
 }
 
+// deleteRunSecrets deletes the task's input Secret (its runner's token
+// and runspec) and the Secret it owns: the run is over, or will never
+// be, and they are of no further use. Deleted here, not left to the
+// owner references: `bastion dev` runs no garbage collector.
+func (r *TaskReconciler) deleteRunSecrets(ctx context.Context, task *bastionv1.Task, run launch.Run) error {
+	input := secretMetadata()
+	err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: run.InputSecret}, input)
+	if client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	// Only this task's: a Secret that merely has the name is not.
+	if err == nil && metav1.IsControlledBy(input, task) {
+		uid := input.GetUID()
+		if err := r.Delete(ctx, input, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return r.deleteOwnSecret(ctx, task)
+}
+
 // release does the finish steps once the run is over.
 func (r *TaskReconciler) release(ctx context.Context, task *bastionv1.Task, run launch.Run) error {
 	if err := r.Launcher.Release(ctx, run); err != nil {
 		return err
 	}
-	// The run is over: its token and inputs are of no further use.
-	input := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: task.Namespace, Name: run.InputSecret}}
-	if err := r.Delete(ctx, input); client.IgnoreNotFound(err) != nil {
-		return err
-	}
-	if err := r.deleteOwnSecret(ctx, task); err != nil {
+	if err := r.deleteRunSecrets(ctx, task, run); err != nil {
 		return err
 	}
 	if task.Status.Status == bastionv1.TaskSuccess {

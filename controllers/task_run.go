@@ -44,12 +44,8 @@ func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, r
 	run.Secrets = secrets
 	spec.ManagerURL = r.ManagerURL
 
-	err = r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: run.InputSecret}, secretMetadata())
-	if err == nil {
-		return run, nil // prepared by an earlier reconcile
-	}
-	if !apierrors.IsNotFound(err) {
-		return run, err
+	if own, err := r.ownInput(ctx, r.Client, task, run.InputSecret); err != nil || own {
+		return run, err // own: prepared by an earlier reconcile
 	}
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
@@ -71,10 +67,50 @@ func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, r
 	if err := controllerutil.SetControllerReference(task, input, r.Scheme()); err != nil {
 		return run, err
 	}
-	if err := r.Create(ctx, input); err != nil && !apierrors.IsAlreadyExists(err) {
+	err = r.Create(ctx, input)
+	if apierrors.IsAlreadyExists(err) {
+		// The cache had not seen it: ours from an earlier reconcile, or an
+		// earlier task's, which is deleted and made again.
+		var own bool
+		if own, err = r.ownInput(ctx, r.APIReader, task, run.InputSecret); err == nil && !own {
+			err = r.Create(ctx, input)
+		}
+	}
+	if err != nil {
 		return run, fmt.Errorf("creating the task's input: %w", err)
 	}
 	return run, nil
+}
+
+// ownInput reports whether the task's input Secret exists and is this
+// task's. One of an earlier task of the same name (its Secret outlived it:
+// a garbage collector that has not got to it yet, or none, as in `bastion
+// dev`) holds that task's runspec and its runner's token: it is deleted,
+// never run or trusted. A Secret that is no task's input but has the name
+// (a key named "<task>-input") is an error, never used nor deleted.
+func (r *TaskReconciler) ownInput(ctx context.Context, reader client.Reader, task *bastionv1.Task, name string) (bool, error) {
+	secret := secretMetadata()
+	err := reader.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: name}, secret)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil || metav1.IsControlledBy(secret, task) {
+		return err == nil, err
+	}
+	if !isTaskInput(secret, task.Name) {
+		return false, fmt.Errorf("secret %q, where the task's input goes, is not a task's input: rename the task or the secret", name)
+	}
+	uid := secret.GetUID()
+	return false, client.IgnoreNotFound(r.Delete(ctx, secret, client.Preconditions{UID: &uid}))
+}
+
+// isTaskInput reports whether secret is the input Secret of a Task named
+// task (this one or an earlier one of its name): made by prepareRun, so
+// labelled with the task and controlled by a Task.
+func isTaskInput(secret client.Object, task string) bool {
+	owner := metav1.GetControllerOf(secret)
+	return secret.GetLabels()[launch.LabelTask] == task && owner != nil &&
+		owner.Kind == "Task" && owner.APIVersion == bastionv1.GroupVersion.String() && owner.Name == task
 }
 
 // resolve builds the runspec from the task and the objects it refers to.
