@@ -281,6 +281,28 @@ def script(s: Side):
     r("PUT key no id", a, "PUT", f"{p}/keys/{kn}", {"name": "k-none3", "type": "none"})
     r("PUT key override", a, "PUT", f"{p}/keys/{klp}", {"id": klp, "name": "k-lp", "type": "login_password", "override_secret": True,
       "login_password": {"login": "u2", "password": "p2"}})
+    r("PUT key type no override", a, "PUT", f"{p}/keys/{kv}", {"id": kv, "name": "k-vault", "type": "none"})
+    r("GET key after type no override", a, "GET", f"{p}/keys/{kv}")
+    r("PUT key type override", a, "PUT", f"{p}/keys/{kssh}", {"id": kssh, "name": "k-ssh", "type": "login_password",
+      "override_secret": True, "login_password": {"login": "a", "password": "b"}})
+    r("GET key after override", a, "GET", f"{p}/keys/{kssh}")
+    r("PUT key override missing secret", a, "PUT", f"{p}/keys/{kssh}", {"id": kssh, "name": "k-ssh", "type": "ssh", "override_secret": True})
+    _, envj = a.call("GET", f"{p}/environment/{env}")
+    sec = {x["name"]: x["id"] for x in envj.get("secrets") or []}
+    r("PUT env secrets ops", a, "PUT", f"{p}/environment/{env}", {"id": env, "name": "env", "json": "{}", "env": "{}", "secrets": [
+        {"id": sec.get("sv", 0), "type": "var", "name": "sv", "secret": "new", "operation": "update"},
+        {"id": sec.get("SE", 0), "type": "env", "name": "SE", "operation": "delete"},
+        {"type": "env", "name": "S3", "secret": "x", "operation": "create"}]})
+    r("GET env after ops", a, "GET", f"{p}/environment/{env}")
+    r("PUT env bad op", a, "PUT", f"{p}/environment/{env}", {"id": env, "name": "env", "json": "{}", "env": "{}",
+      "secrets": [{"type": "var", "name": "zz", "secret": "x", "operation": "explode"}]})
+    _, tj = a.call("GET", f"{p}/templates/{ta}")
+    r("PUT tpl vaults", a, "PUT", f"{p}/templates/{ta}", dict(tj, vaults=[], survey_vars=[], arguments="[\"-v\"]", git_branch="dev",
+      allow_override_branch_in_task=True))
+    r("GET tpl after vaults", a, "GET", f"{p}/templates/{ta}")
+    r("PUT tpl bad args", a, "PUT", f"{p}/templates/{ta}", dict(tj, arguments="not json"))
+    r("PUT inv type", a, "PUT", f"{p}/inventory/{invT}", {"id": invT, "name": "inv-t", "type": "static-yaml", "inventory": "all: {}\n", "ssh_key_id": kn})
+    r("GET inv after type", a, "GET", f"{p}/inventory/{invT}")
     r("PUT repo id mismatch", a, "PUT", f"{p}/repositories/{repo}", {"id": repo + 7, "name": "repo", "git_url": s.repo, "ssh_key_id": kn})
     r("PUT repo ok", a, "PUT", f"{p}/repositories/{repo}", {"id": repo, "name": "repo", "git_url": s.repo, "git_branch": "main", "ssh_key_id": kn})
     r("PUT inv mismatch", a, "PUT", f"{p}/inventory/{inv}", {"id": inv + 9, "name": "inv-s", "type": "static", "inventory": "x", "ssh_key_id": kn})
