@@ -6,6 +6,15 @@ ids and timestamps are normalised.
 
 Usage: hack/api-diff.py OLD_URL OLD_ADMIN_PASSWORD NEW_URL NEW_ADMIN_PASSWORD
 
+Start each build with its own data dir and port, for example
+  git worktree add /tmp/old <commit> && (cd /tmp/old && go build -o /tmp/bastion-old .)
+  /tmp/bastion-old dev --listen 127.0.0.1:18722 --data-dir /tmp/old-data
+and read each admin password from its banner. Run the script on fresh
+servers (or twice on both: every run makes its own projects). Differences
+that are expected: web_host (the port), can_create_project for admins,
+GET /api/user/ and /api/events (new), alias names (random), and the order of
+activity-log entries written in the same instant.
+
 Why a script and not a test under test/e2e: the comparison needs two binaries
 built from two commits, and test/e2e builds one binary from its own checkout.
 """
@@ -348,6 +357,22 @@ def script(s: Side):
         r(f"{who} matchers", c, "GET", I + "/matchers")
         r(f"{who} add matcher", c, "POST", I + "/matchers", {"name": "m9", "match_type": "header", "method": "equals", "key": "X", "value": "y"})
         r(f"{who} run task", c, "POST", p + "/tasks", {"template_id": tbash})
+        r(f"{who} change matcher", c, "PUT", I + "/matchers/1", {"id": 1, "name": "m", "match_type": "body", "method": "equals", "body_data_type": "json", "key": "ref", "value": "x"})
+        r(f"{who} delete matcher", c, "DELETE", I + "/matchers/1")
+        r(f"{who} values", c, "GET", I + "/values")
+        r(f"{who} add value", c, "POST", I + "/values", {"name": "v9", "value_source": "header", "key": "X", "variable": "Y"})
+        r(f"{who} delete alias", c, "DELETE", I + "/aliases/1")
+        r(f"{who} view templates", c, "GET", f"{p}/views/{v1}/templates")
+        r(f"{who} template tasks", c, "GET", f"{p}/templates/{tbash}/tasks")
+        r(f"{who} template schedules", c, "GET", f"{p}/templates/{tbash}/schedules")
+        r(f"{who} task", c, "GET", f"{p}/tasks/1")
+        r(f"{who} task output", c, "GET", f"{p}/tasks/1/output")
+        r(f"{who} stop task", c, "POST", f"{p}/tasks/1/stop", {})
+        r(f"{who} delete task", c, "DELETE", f"{p}/tasks/1")
+        r(f"{who} update project", c, "PUT", p, {"id": pid, "name": "Diff A"})
+        r(f"{who} team", c, "GET", p + "/users")
+        r(f"{who} add member", c, "POST", p + "/users", {"user_id": uid["outsider"], "role": "owner"})
+        r(f"{who} events all", c, "GET", "/api/events")
         r(f"{who} view positions", c, "POST", p + "/views/positions", {str(v1): 1})
         r(f"{who} sched active", c, "PUT", f"{p}/schedules/{sch}/active", {"active": True})
         r(f"{who} backup", c, "GET", p + "/backup")
@@ -362,7 +387,7 @@ def script(s: Side):
         # id (controllers number them): wait until each list is whole.
         def counts(b):
             return {k: len(v) for k, v in b.items() if isinstance(v, list)}
-        for _ in range(100):
+        for _ in range(300):
             if counts(a.call("GET", R + "/backup")[1]) == counts(backup):
                 break
             time.sleep(0.2)
