@@ -18,10 +18,12 @@ activity-log entries written in the same instant.
 Why a script and not a test under test/e2e: the comparison needs two binaries
 built from two commits, and test/e2e builds one binary from its own checkout.
 """
+import atexit
 import http.cookiejar
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -112,6 +114,7 @@ def shape(v):
 
 def git_repo():
     d = tempfile.mkdtemp(prefix="api-diff-repo-")
+    atexit.register(shutil.rmtree, d, True)
     files = {"site.yml": "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: {msg: hi}\n",
              "run.sh": "#!/bin/sh\necho hello\n", "main.tf": "output \"x\" { value = 1 }\n"}
     for name, text in files.items():
@@ -126,6 +129,7 @@ def git_repo():
 
 def ssh_key():
     d = tempfile.mkdtemp(prefix="api-diff-key-")
+    atexit.register(shutil.rmtree, d, True)
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", d + "/k"], check=True)
     return open(d + "/k").read()
 
@@ -383,12 +387,16 @@ def script(s: Side):
     code, restored = r("restore", a, "POST", "/api/projects/restore", backup)
     if code == 200:
         R = f"/api/project/{restored['id']}"
-        # Both builds answer the restore before every restored object has its
-        # id (controllers number them): wait until each list is whole.
-        def counts(b):
-            return {k: len(v) for k, v in b.items() if isinstance(v, list)}
+        # Both builds answer the restore before every restored object is
+        # numbered (controllers number them, and lists show only numbered
+        # objects): wait until each list is as long as the source's.
+        kinds = ("keys", "repositories", "inventory", "environment", "views", "templates", "schedules", "integrations")
+
+        def counts(project):
+            return [len(a.call("GET", f"{project}/{k}")[1] or []) for k in kinds]
+        want = counts(p)
         for _ in range(300):
-            if counts(a.call("GET", R + "/backup")[1]) == counts(backup):
+            if counts(R) == want:
                 break
             time.sleep(0.2)
         for kind in ("keys", "repositories", "inventory", "environment", "views", "templates", "schedules", "integrations"):
