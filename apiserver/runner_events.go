@@ -418,12 +418,34 @@ func (e *runnerEvents) record(r *http.Request, task *bastionv1.Task, batch runpr
 	if facts == nil {
 		return nil
 	}
+	if err := e.sameTask(r.Context(), task); err != nil {
+		return err
+	}
 	body, err := json.Marshal(map[string]any{"status": map[string]any{"run": facts}})
 	if err != nil {
 		return err
 	}
 	err = e.client.Status().Patch(r.Context(), task, client.RawPatch(types.MergePatchType, body), client.FieldOwner(bastionv1.RunFieldManager))
 	return client.IgnoreNotFound(err)
+}
+
+// sameTask makes sure that task, as read from the cache, is still the
+// task of that name: facts of a run must never land on a task deleted and
+// made again under the same name meanwhile (a GitOps re-apply). A status
+// patch cannot carry the uid as a precondition (the status strategy keeps
+// the stored metadata), so the apiserver is asked; facts are few (a phase,
+// a commit, an exit), and so are these reads.
+func (e *runnerEvents) sameTask(ctx context.Context, task *bastionv1.Task) error {
+	current := &metav1.PartialObjectMetadata{}
+	current.SetGroupVersionKind(bastionv1.GroupVersion.WithKind("Task"))
+	if err := e.reader.Get(ctx, client.ObjectKeyFromObject(task), current); err != nil {
+		return err
+	}
+	if current.UID != task.UID {
+		return apierrors.NewConflict(bastionv1.GroupVersion.WithResource("tasks").GroupResource(), task.Name,
+			fmt.Errorf("the task was made again since this runner started"))
+	}
+	return nil
 }
 
 // newFacts is what the batch says that status.run (as last read) does

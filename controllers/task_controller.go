@@ -159,6 +159,14 @@ func (r *TaskReconciler) reconcileActive(ctx context.Context, task *bastionv1.Ta
 		return ctrl.Result{}, err
 	}
 
+	if reportedExit(task) != nil {
+		// Over, by its runner's word, which came with its last line:
+		// nothing to start, and no need to wait for the launcher's view.
+		// It comes before a stop: a stop asked after the run ended does not
+		// change how it ended.
+		return r.applyRunState(ctx, task, launch.State{})
+	}
+
 	switch task.Spec.Stop {
 	case bastionv1.StopForce:
 		if err := r.Launcher.Stop(ctx, run, true); err != nil {
@@ -175,11 +183,6 @@ func (r *TaskReconciler) reconcileActive(ctx context.Context, task *bastionv1.Ta
 		}
 	}
 
-	if reportedExit(task) != nil {
-		// Over, by its runner's word, which came with its last line:
-		// nothing to start, and no need to wait for the launcher's view.
-		return r.applyRunState(ctx, task, launch.State{})
-	}
 	if task.Status.Status == bastionv1.TaskStarting {
 		run, err = r.prepareRun(ctx, task, run)
 		if err != nil {

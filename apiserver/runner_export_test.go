@@ -1,0 +1,18 @@
+package apiserver
+
+import (
+	"context"
+	"net/http/httptest"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/runproto"
+)
+
+// RecordRunFacts is what the runner endpoint writes of batch onto task,
+// as it last read it, through c.
+func RecordRunFacts(ctx context.Context, c client.Client, task *bastionv1.Task, batch runproto.Batch, ack int64) error {
+	e := &runnerEvents{client: c, reader: c}
+	return e.record(httptest.NewRequest("POST", "/", nil).WithContext(ctx), task, batch, ack)
+}

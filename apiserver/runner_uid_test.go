@@ -1,0 +1,54 @@
+package apiserver_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/apiserver"
+	"github.com/bastion-dev/bastion/internal/runproto"
+)
+
+// A runner's facts, read against a Task that was deleted and made again
+// under the same name meanwhile (a GitOps re-apply), never land on the new
+// one: the write carries the uid it was meant for.
+func TestRunnerFacts_neverLandOnATaskMadeAgainUnderTheSameName(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	ctx := context.Background()
+	newTask := func() *bastionv1.Task {
+		// Its template never comes: the task waits, and nothing else writes it.
+		task := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Name: "again", Namespace: p.ns},
+			Spec: bastionv1.TaskSpec{TemplateRef: bastionv1.ObjectRef{Name: "not-yet"}}}
+		if err := e.K8s.Create(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+		return task
+	}
+	old := newTask()
+	if err := e.K8s.Delete(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, func() (bool, string) {
+		err := e.K8s.Get(ctx, client.ObjectKeyFromObject(old), &bastionv1.Task{})
+		return apierrors.IsNotFound(err), "the first task is still there"
+	})
+	fresh := newTask()
+
+	err := apiserver.RecordRunFacts(ctx, e.K8s, old, runproto.Batch{Exit: &runproto.Exit{Code: 0}}, 0)
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("facts of the deleted task's run were written with %v, want a conflict", err)
+	}
+	got := &bastionv1.Task{}
+	if err := e.K8s.Get(ctx, client.ObjectKeyFromObject(fresh), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Run != nil {
+		t.Errorf("the new task carries the old run's facts: %+v", got.Status.Run)
+	}
+}
