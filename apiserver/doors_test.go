@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/store"
 )
@@ -203,21 +206,11 @@ var doorKinds = []doorKind{
 		},
 		takes: map[string]int{"IntegrationAlias": 1},
 	},
-	{
-		kind: "Task", path: "{project}/tasks", newList: func() client.ObjectList { return &bastionv1.TaskList{} },
-		nameOf:  func(o client.Object) string { return o.(*bastionv1.Task).Spec.Message },
-		apiName: func(item map[string]any) string { return fmt.Sprint(item["message"]) },
-		create: func(d *doorsProject, name string) string {
-			d.b.must("POST", d.base+"/tasks", map[string]any{"template_id": d.templateID, "message": name}, http.StatusCreated, nil)
-			return name
-		},
-		object: func(d *doorsProject, name string) client.Object {
-			return &bastionv1.Task{ObjectMeta: d.meta(name), Spec: bastionv1.TaskSpec{TemplateRef: bastionv1.ObjectRef{Name: "base"}, Message: name}}
-		},
-		// The task has written output, which goes with it.
-		dependents: func(d *doorsProject, target client.Object) { d.storeOutput(d.idOf(target)) },
-		takes:      map[string]int{"Task": 1, "stored tasks": 1},
-	},
+	// A task deleted while it runs, and a finished one: the output (and
+	// the summary) go with either (a retention prune keeps them;
+	// controllers tests).
+	taskDoor("Task", false),
+	taskDoor("FinishedTask", true),
 	{
 		kind: "Project", path: "/api/projects", deletePath: "/api/project", cluster: true,
 		newList: func() client.ObjectList { return &bastionv1.ProjectList{} },
@@ -271,6 +264,30 @@ var doorKinds = []doorKind{
 		},
 		takes: map[string]int{"User": 1, "project members": 1, "stored credentials": 1},
 	},
+}
+
+// taskDoor is the row of Tasks; finished: the task is deleted once it
+// finished, with its summary stored.
+func taskDoor(kind string, finished bool) doorKind {
+	return doorKind{
+		kind: kind, path: "{project}/tasks", newList: func() client.ObjectList { return &bastionv1.TaskList{} },
+		nameOf:  func(o client.Object) string { return o.(*bastionv1.Task).Spec.Message },
+		apiName: func(item map[string]any) string { return fmt.Sprint(item["message"]) },
+		create: func(d *doorsProject, name string) string {
+			d.b.must("POST", d.base+"/tasks", map[string]any{"template_id": d.templateID, "message": name}, http.StatusCreated, nil)
+			return name
+		},
+		object: func(d *doorsProject, name string) client.Object {
+			return &bastionv1.Task{ObjectMeta: d.meta(name), Spec: bastionv1.TaskSpec{TemplateRef: bastionv1.ObjectRef{Name: "base"}, Message: name}}
+		},
+		dependents: func(d *doorsProject, target client.Object) {
+			d.storeOutput(d.idOf(target))
+			if finished {
+				d.finishTask(target)
+			}
+		},
+		takes: map[string]int{"Task": 1, "stored tasks": 1},
+	}
 }
 
 func TestDoors_kubectlAndTheAPIAgreeOnEveryKind(t *testing.T) {
@@ -463,6 +480,39 @@ func (d *doorsProject) patchTemplate(change func(*bastionv1.Template)) {
 	if err := d.e.K8s.Patch(d.t.Context(), tpl, client.MergeFrom(before)); err != nil {
 		d.t.Fatal(err)
 	}
+}
+
+// finishTask ends task as its runner would have (the test's Jobs never
+// run), and waits until its reconciler has finished it: the run released,
+// its summary stored.
+func (d *doorsProject) finishTask(task client.Object) {
+	d.t.Helper()
+	key := client.ObjectKeyFromObject(task)
+	got := &bastionv1.Task{}
+	eventually(d.t, 20*time.Second, func() (bool, string) {
+		err := d.e.K8s.Get(d.t.Context(), key, got)
+		return err == nil && got.Status.Status == bastionv1.TaskStarting, fmt.Sprintf("%s is %q: %v", key.Name, got.Status.Status, err)
+	})
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := d.e.K8s.Get(d.t.Context(), key, got); err != nil {
+			return err
+		}
+		now := metav1.Now()
+		got.Status.Status, got.Status.Start, got.Status.End = bastionv1.TaskSuccess, &now, &now
+		return d.e.K8s.Status().Update(d.t.Context(), got)
+	})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	id := d.idOf(task)
+	eventually(d.t, 20*time.Second, func() (bool, string) {
+		if err := d.e.K8s.Get(d.t.Context(), key, got); err != nil {
+			return false, err.Error()
+		}
+		_, err := d.e.Store.TaskSummary(d.t.Context(), store.TaskKey{ProjectID: d.id, TaskID: id})
+		return err == nil && !slices.Contains(got.Finalizers, controllers.TaskFinalizer),
+			fmt.Sprintf("%s is not done finishing (finalizers %v, summary: %v)", key.Name, got.Finalizers, err)
+	})
 }
 
 // storeSummary stores a pruned task of the template with id templateID.

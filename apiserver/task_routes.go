@@ -178,29 +178,23 @@ func (s *Server) changeTask(w http.ResponseWriter, r *http.Request, change func(
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// deleteTask deletes the Task object if etcd still has it, and the task's
-// output and summary. The store goes first, so another replica that sees
-// the object vanish finds no summary and drops the task; it is cleaned
-// again once the object is gone for good, in case the task was finishing
-// and saved its summary in between.
+// deleteTask deletes the Task object and waits until it is gone: its
+// reconciler deletes its stored output and summary first (as for a
+// kubectl delete). A task that only the store has (retention pruned its
+// object) has its rows deleted here: no object, no reconciler.
 func (s *Server) deleteTask(w http.ResponseWriter, r *http.Request) {
 	a, t := projectOf(r), taskOf(r)
-	key := store.TaskKey{ProjectID: a.id, TaskID: t.id}
-	if err := s.opts.Store.DeleteTask(r.Context(), key); err != nil {
-		failErr(w, r, err)
-		return
-	}
 	template := ""
+	var err error
 	if t.object != nil {
 		template = t.object.Spec.TemplateRef.Name
-		if err := s.deleteTaskObject(r.Context(), t.object); err != nil {
-			failErr(w, r, err)
-			return
-		}
-		if err := s.opts.Store.DeleteTask(r.Context(), key); err != nil {
-			failErr(w, r, err)
-			return
-		}
+		err = s.deleteTaskObject(r.Context(), t.object)
+	} else {
+		err = s.opts.Store.DeleteTask(r.Context(), store.TaskKey{ProjectID: a.id, TaskID: t.id})
+	}
+	if err != nil {
+		failErr(w, r, err)
+		return
 	}
 	if s.tasks != nil {
 		s.tasks.forget(a.namespace(), t.id)
@@ -218,9 +212,8 @@ func (s *Server) deleteTaskObject(ctx context.Context, task *bastionv1.Task) err
 }
 
 // waitDeleted returns once the cache no longer has obj at all. A Task
-// keeps its finalizer until its reconciler has released the run, and
-// until then a task that was finishing may still save its summary; the
-// store is cleaned after this.
+// keeps its finalizers until its reconciler has released the run and
+// deleted its stored rows.
 func (s *Server) waitDeleted(ctx context.Context, obj client.Object) error {
 	probe := obj.DeepCopyObject().(client.Object)
 	return s.poll(ctx, func(ctx context.Context) (bool, error) {

@@ -223,9 +223,9 @@ func deleteOnce(ctx context.Context, c client.Client, obj client.Object) error {
 	return client.IgnoreNotFound(c.Delete(ctx, obj))
 }
 
-// deleteStoredOutput deletes what the store holds of a task deleted before
-// it finished: output that no summary will ever show. (A finished task's
-// history outlives its object on purpose: retention prunes objects.)
+// deleteStoredOutput deletes what the store holds of a task a user
+// deleted: its output, and its summary once it finished. (Retention's
+// prune keeps both: reconcileDelete does not call this for a pruned task.)
 func (r *TaskReconciler) deleteStoredOutput(ctx context.Context, task *bastionv1.Task) error {
 	taskID, ok := ids.FromLabels(task)
 	if r.Store == nil || !ok {
@@ -236,10 +236,23 @@ func (r *TaskReconciler) deleteStoredOutput(ctx context.Context, task *bastionv1
 		return err
 	}
 	key := store.TaskKey{ProjectID: projectID, TaskID: taskID}
-	// A summary under this id is a finished task's history, never this
-	// unfinished task's: the id label was another's (see idShared).
-	if _, err := r.Store.TaskSummary(ctx, key); !errors.Is(err, store.ErrNotFound) {
+	summary, err := r.Store.TaskSummary(ctx, key)
+	if err == nil && !ownSummary(task, summary) {
+		// Another task's history: the id label was another's (see idShared).
+		return nil
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	return r.Store.DeleteTask(ctx, key)
+}
+
+// ownSummary tells whether summary is task's own. The store records no
+// uid; it records when the task was made and when it ended (saveSummary),
+// to the second as the Task has them. An unfinished task has no summary
+// yet, so one under its id is always another's.
+func ownSummary(task *bastionv1.Task, summary store.TaskSummary) bool {
+	end := task.Status.End
+	return task.Status.Status.Finished() && end != nil && summary.End != nil &&
+		summary.End.Unix() == end.Unix() && summary.Created.Unix() == task.CreationTimestamp.Unix()
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/store"
 )
@@ -102,4 +103,36 @@ func TestTemplateCascade_aTemplateUnderAnotherTemplatesIDLeavesItsHistory(t *tes
 	}, timeout, interval).Should(ContainElement(bastionv1.CascadeFinalizer))
 	deleteAndWait(p.g, impostor)
 	expectHistory(p.g, kept)
+}
+
+// A user's delete of a finished task (kubectl, like the API) takes its
+// stored output and summary along; retention's prune keeps them
+// (TestTaskReconciler_prunesFinishedTasksBeyondTheTemplatesKeepLast).
+func TestTaskReconciler_aUsersDeleteOfAFinishedTaskTakesItsHistory(t *testing.T) {
+	p := newTaskProject(t, "history-delete", 0)
+	for _, name := range []string{"current", "legacy"} {
+		p.task(name, "deploy-site", func(*bastionv1.TaskSpec) {})
+		p.runToEnd(name, true)
+		key := p.key(name)
+		p.g.Expect(suiteStore.AppendLines(context.Background(), key, []store.Line{{Seq: 1, Time: time.Now(), Output: "done"}})).To(Succeed())
+		p.g.Eventually(func() []string { return p.get(name).Finalizers }, timeout, interval).
+			Should(Equal([]string{controllers.TaskHistoryFinalizer}))
+		expectHistory(p.g, key)
+	}
+
+	// A task finished before the history finalizer existed has none: the
+	// reconciler gives it one.
+	p.update("legacy", func(t *bastionv1.Task) { t.Finalizers = nil })
+	p.g.Eventually(func() []string { return p.get("legacy").Finalizers }, timeout, interval).
+		Should(Equal([]string{controllers.TaskHistoryFinalizer}))
+
+	for _, name := range []string{"current", "legacy"} {
+		key := p.key(name)
+		deleteAndWait(p.g, p.get(name))
+		_, err := suiteStore.TaskSummary(context.Background(), key)
+		p.g.Expect(err).To(MatchError(store.ErrNotFound), "%s's summary goes with it", name)
+		lines, err := suiteStore.Lines(context.Background(), key, 0, 10)
+		p.g.Expect(err).NotTo(HaveOccurred())
+		p.g.Expect(lines).To(BeEmpty(), "%s's output goes with it", name)
+	}
 }

@@ -34,6 +34,14 @@ import (
 // killed, its private files removed).
 const TaskFinalizer = "automation.bastion.dev/task-run"
 
+// TaskHistoryFinalizer keeps a finished Task until its stored output and
+// summary are deleted with it (unless retention pruned it: see
+// bastionv1.AnnotationPruned). It takes TaskFinalizer's place at finish,
+// so a user's delete takes a task's history along through either door.
+// It needs the store only, never the namespace's RBAC: a project
+// namespace being deleted may have lost the manager's RoleBinding.
+const TaskHistoryFinalizer = "automation.bastion.dev/task-history"
+
 // TaskReconciler moves Tasks through the states of docs/features.md §4 and runs them
 // through a Launcher.
 type TaskReconciler struct {
@@ -94,7 +102,12 @@ func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 				return ctrl.Result{}, err
 			}
 		}
-		return ctrl.Result{}, r.setFinalizer(ctx, task, true)
+		return ctrl.Result{}, r.patchFinalizers(ctx, task, TaskFinalizer)
+	}
+	if r.adoptsHistory(task) {
+		// A task finished before the history finalizer existed: its own
+		// step too.
+		return ctrl.Result{}, r.patchFinalizers(ctx, task, TaskHistoryFinalizer)
 	}
 
 	before := task.DeepCopy()
@@ -325,17 +338,33 @@ func (r *TaskReconciler) now() time.Time {
 	return time.Now()
 }
 
-// reconcileDelete releases the run of a deleted task.
+// reconcileDelete releases the run of a deleted task and, unless
+// retention pruned it, deletes its stored output and summary: a user's
+// delete, through kubectl or the API, takes the task's history along.
 func (r *TaskReconciler) reconcileDelete(ctx context.Context, task *bastionv1.Task) error {
-	if !controllerutil.ContainsFinalizer(task, TaskFinalizer) {
+	running := controllerutil.ContainsFinalizer(task, TaskFinalizer)
+	if !running && !controllerutil.ContainsFinalizer(task, TaskHistoryFinalizer) {
 		return nil
 	}
+	if running {
+		if err := r.releaseDeleted(ctx, task); err != nil {
+			return err
+		}
+	}
+	if task.Annotations[bastionv1.AnnotationPruned] != "true" {
+		if err := r.deleteStoredOutput(ctx, task); err != nil {
+			return err
+		}
+	}
+	return r.patchFinalizers(ctx, task, "")
+}
+
+// releaseDeleted ends and releases the run of a task deleted before its
+// finish was done.
+func (r *TaskReconciler) releaseDeleted(ctx context.Context, task *bastionv1.Task) error {
 	run := launch.Run{Task: task, Name: bastionv1.TaskRunName(task), InputSecret: bastionv1.TaskInputSecretName(task)}
 	if !task.Status.Status.Finished() {
 		if err := r.Launcher.Stop(ctx, run, true); err != nil {
-			return err
-		}
-		if err := r.deleteStoredOutput(ctx, task); err != nil {
 			return err
 		}
 		// A finished task's were deleted when it was released (finish).
@@ -343,19 +372,32 @@ func (r *TaskReconciler) reconcileDelete(ctx context.Context, task *bastionv1.Ta
 			return err
 		}
 	}
-	if err := r.Launcher.Release(ctx, run); err != nil {
-		return err
-	}
-	return r.setFinalizer(ctx, task, false)
+	return r.Launcher.Release(ctx, run)
 }
 
-// setFinalizer adds or removes TaskFinalizer with a patch of a copy, so
-// the status changes held in task are not overwritten by the answer.
-func (r *TaskReconciler) setFinalizer(ctx context.Context, task *bastionv1.Task, add bool) error {
+// adoptsHistory: task finished before TaskHistoryFinalizer existed (or
+// while there was no store), so it has neither finalizer, and it is not
+// on its way out.
+func (r *TaskReconciler) adoptsHistory(task *bastionv1.Task) bool {
+	return r.Store != nil && task.Status.Status.Finished() &&
+		!controllerutil.ContainsFinalizer(task, TaskFinalizer) &&
+		!controllerutil.ContainsFinalizer(task, TaskHistoryFinalizer) &&
+		task.Annotations[bastionv1.AnnotationPruned] != "true"
+}
+
+// patchFinalizers leaves the task with want ("": neither) of this
+// reconciler's two finalizers, in one patch of a copy, so the status
+// changes held in task are not overwritten by the answer. Others' are
+// kept.
+func (r *TaskReconciler) patchFinalizers(ctx context.Context, task *bastionv1.Task, want string) error {
 	cp := task.DeepCopy()
-	changed := controllerutil.AddFinalizer(cp, TaskFinalizer)
-	if !add {
-		changed = controllerutil.RemoveFinalizer(cp, TaskFinalizer)
+	changed := false
+	for _, f := range []string{TaskFinalizer, TaskHistoryFinalizer} {
+		if f == want {
+			changed = controllerutil.AddFinalizer(cp, f) || changed
+		} else {
+			changed = controllerutil.RemoveFinalizer(cp, f) || changed
+		}
 	}
 	if !changed {
 		return nil

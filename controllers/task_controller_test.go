@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
@@ -52,7 +53,10 @@ func TestTaskReconciler_createsTheExpectedJobAndFollowsItToSuccess(t *testing.T)
 	p.finishJob("run-1", true)
 	done := p.waitStatus("run-1", bastionv1.TaskSuccess)
 	p.g.Expect(done.Status.End).NotTo(BeNil())
-	p.g.Eventually(func() []string { return p.get("run-1").Finalizers }, timeout, interval).Should(BeEmpty())
+	// The run's finalizer gives way to the history's (a user's delete
+	// takes the stored output and summary along).
+	p.g.Eventually(func() []string { return p.get("run-1").Finalizers }, timeout, interval).
+		Should(Equal([]string{controllers.TaskHistoryFinalizer}))
 	p.g.Eventually(func() bool {
 		return k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: "run-1-input"}, &corev1.Secret{}) != nil
 	}, timeout, interval).Should(BeTrue(), "the input Secret (with the run's token) is deleted when the task ends")
@@ -416,6 +420,12 @@ func TestTaskReconciler_prunesFinishedTasksBeyondTheTemplatesKeepLast(t *testing
 	p.startPod("n0")
 	p.waitStatus("n0", bastionv1.TaskRunning)
 
+	project := &bastionv1.Project{}
+	p.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Name: "tasks-retention"}, project)).To(Succeed())
+	projectID, _ := strconv.ParseInt(project.Labels[bastionv1.LabelID], 10, 64)
+	// Output of the task that will be pruned first.
+	p.g.Expect(suiteStore.AppendLines(context.Background(), store.TaskKey{ProjectID: projectID, TaskID: 2001},
+		[]store.Line{{Seq: 1, Time: time.Now(), Output: "kept"}})).To(Succeed())
 	for i, n := range []string{"n1", "n2", "n3", "n4"} {
 		task := &bastionv1.Task{Spec: bastionv1.TaskSpec{TemplateRef: bastionv1.ObjectRef{Name: "nightly"}}}
 		task.Name = n
@@ -432,10 +442,8 @@ func TestTaskReconciler_prunesFinishedTasksBeyondTheTemplatesKeepLast(t *testing
 	// Tasks of other templates are not counted.
 	p.g.Expect(exists("n0")).To(BeTrue())
 
-	// The pruned tasks stay in the history: their summaries are in the store.
-	project := &bastionv1.Project{}
-	p.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Name: "tasks-retention"}, project)).To(Succeed())
-	projectID, _ := strconv.ParseInt(project.Labels[bastionv1.LabelID], 10, 64)
+	// The pruned tasks stay in the history: their summaries and output are
+	// in the store.
 	summaries, err := suiteStore.ListTaskSummaries(context.Background(), projectID, store.SummaryFilter{}, 0, 100)
 	p.g.Expect(err).NotTo(HaveOccurred())
 	byID := map[int64]string{}
@@ -444,6 +452,9 @@ func TestTaskReconciler_prunesFinishedTasksBeyondTheTemplatesKeepLast(t *testing
 	}
 	p.g.Expect(byID).To(HaveKeyWithValue(int64(2001), "success/nightly"))
 	p.g.Expect(byID).To(HaveKeyWithValue(int64(2002), "error/nightly"))
+	lines, err := suiteStore.Lines(context.Background(), store.TaskKey{ProjectID: projectID, TaskID: 2001}, 0, 10)
+	p.g.Expect(err).NotTo(HaveOccurred())
+	p.g.Expect(lines).To(HaveLen(1), "a pruned task's output stays")
 
 	// Starts and results are in the project's activity log.
 	p.g.Eventually(func(g Gomega) {

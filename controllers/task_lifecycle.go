@@ -124,7 +124,7 @@ func nonEmptyStatus(s bastionv1.TaskStatusValue) string {
 
 // finish releases what a finished task held, queues autorun deploys and
 // the task's alerts.
-// It runs until the finalizer is gone, so every step is idempotent.
+// It runs until TaskFinalizer is gone, so every step is idempotent.
 func (r *TaskReconciler) finish(ctx context.Context, task *bastionv1.Task) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(task, TaskFinalizer) {
 		return ctrl.Result{}, nil
@@ -201,10 +201,17 @@ func (r *TaskReconciler) release(ctx context.Context, task *bastionv1.Task, run 
 	if err := r.alert(ctx, task); err != nil {
 		return err
 	}
-	if err := r.pruneFinished(ctx, task); err != nil {
+	prunedSelf, err := r.pruneFinished(ctx, task)
+	if err != nil {
 		return err
 	}
-	if err := r.setFinalizer(ctx, task, false); err != nil {
+	// The history finalizer takes the run's place, in the same patch: from
+	// now on, a user's delete of the task takes its history along.
+	keep := TaskHistoryFinalizer
+	if r.Store == nil || prunedSelf {
+		keep = "" // nothing to delete, or retention's delete keeps it
+	}
+	if err := r.patchFinalizers(ctx, task, keep); err != nil {
 		return err
 	}
 	// Observed once the finalizer is gone, so a retried finish never

@@ -2,9 +2,12 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -27,12 +30,15 @@ func indexTaskTemplate(obj client.Object) []string {
 }
 
 // pruneFinished deletes the finished Tasks of a template beyond its
-// keep-last count, oldest first. Tasks that are not finished, or not done
-// finishing, are never touched.
-func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task) error {
+// keep-last count, oldest first, and reports whether task was one of
+// them. Tasks that are not finished, or not done finishing, are never
+// touched. A pruned task's history stays in the store (the History
+// screens show it): each is marked pruned before it is deleted, so its
+// history finalizer lets go without deleting its stored rows.
+func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task) (prunedSelf bool, err error) {
 	template := &bastionv1.Template{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: task.Spec.TemplateRef.Name}, template); err != nil {
-		return client.IgnoreNotFound(err)
+		return false, client.IgnoreNotFound(err)
 	}
 	keep := r.KeepLast
 	if template.Spec.KeepLast != nil {
@@ -47,7 +53,7 @@ func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task
 	// the template on each finished task is what costs under load.
 	if err := r.List(ctx, list, client.InNamespace(task.Namespace), client.MatchingFields{TaskTemplateField: template.Name},
 		client.UnsafeDisableDeepCopy); err != nil {
-		return err
+		return false, err
 	}
 	var finished []*bastionv1.Task
 	for i := range list.Items {
@@ -57,7 +63,7 @@ func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task
 		}
 	}
 	if len(finished) <= keep {
-		return nil
+		return false, nil
 	}
 	sort.Slice(finished, func(i, j int) bool { return newerTask(finished[i], finished[j]) })
 	for _, old := range finished[keep:] {
@@ -67,14 +73,35 @@ func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task
 			// later one prunes it.
 			continue
 		}
-		// A fresh object with the key: the listed one belongs to the cache.
-		victim := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: old.Namespace, Name: old.Name}}
-		if err := r.Delete(ctx, victim, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-			return err
+		if err := r.prune(ctx, old.Namespace, old.Name, old.UID); err != nil {
+			return false, err
 		}
+		prunedSelf = prunedSelf || old.UID == task.UID
 		log.FromContext(ctx).V(1).Info("pruned finished task", "task", old.Name, "keepLast", keep)
 	}
-	return nil
+	return prunedSelf, nil
+}
+
+// prune marks the task with uid pruned, then deletes it. The mark goes
+// first (a delete cannot write it): deleted unmarked, the task's history
+// finalizer would delete its history. Both steps name the uid, so a task
+// made again under the name is neither marked nor deleted.
+func (r *TaskReconciler) prune(ctx context.Context, namespace, name string, uid types.UID) error {
+	// A fresh object with the key: the listed one belongs to the cache.
+	victim := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	mark := fmt.Sprintf(`{"metadata":{"uid":%q,"annotations":{%q:"true"}}}`, uid, bastionv1.AnnotationPruned)
+	err := r.Patch(ctx, victim, client.RawPatch(types.MergePatchType, []byte(mark)))
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
+		return nil // gone, or another task now has the name (uid immutable)
+	}
+	if err != nil {
+		return err
+	}
+	err = r.Delete(ctx, victim, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return client.IgnoreNotFound(err)
 }
 
 // newerTask orders tasks newest first: by id when both have one (ids follow

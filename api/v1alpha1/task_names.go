@@ -50,6 +50,10 @@ const (
 	// LabelAutorunOf marks a task queued by autorun with the name of the
 	// successful build task that queued it.
 	LabelAutorunOf = "automation.bastion.dev/autorun-of"
+	// AnnotationPruned marks a finished task that retention deletes: its
+	// history (stored output and summary) stays, where a user's delete of
+	// a task takes it along.
+	AnnotationPruned = "automation.bastion.dev/pruned"
 )
 
 // IndexTaskTemplate is the field index of Tasks by the name of their

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,6 +35,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/config/crd"
+	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/nsaccess"
@@ -229,9 +231,10 @@ func TestManager_createsTheInitialAdminAndServesEveryMetricAfterATask(t *testing
 		return c.Status().Update(ctx, job)
 	})
 	waitForStatus(t, c, taskKey, bastionv1.TaskSuccess)
-	waitFor(t, "the task's finalizer to go", func() error {
+	// Finished once the run's finalizer has gone (the history's stays).
+	waitFor(t, "the task's run finalizer to go", func() error {
 		must(t, c.Get(ctx, taskKey, task))
-		if len(task.Finalizers) > 0 {
+		if slices.Contains(task.Finalizers, controllers.TaskFinalizer) {
 			return fmt.Errorf("finalizers %v", task.Finalizers)
 		}
 		return nil
