@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -160,7 +159,7 @@ func getOK(b *testing.B, c *http.Client, url string) int {
 func bootLoadBench(b *testing.B) (string, *http.Client, int64) {
 	b.Helper()
 	ctx := b.Context()
-	ctrl.SetLogger(logr.Discard())
+	harnessLogs.Discard()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		os.Setenv("KUBEBUILDER_ASSETS", controlplane.DefaultAssetsDir())
 	}

@@ -214,7 +214,14 @@ func (p *tplProject) prune(t *testing.T, id int64) {
 		_, err := p.e.Store.TaskSummary(t.Context(), store.TaskKey{ProjectID: p.pid, TaskID: id})
 		return err == nil, fmt.Sprintf("task %d has no summary: %v", id, err)
 	})
-	if err := p.e.K8s.Delete(t.Context(), p.taskObject(t, id)); err != nil {
+	// As retention does: marked pruned, so that its history stays.
+	task := p.taskObject(t, id)
+	marked := client.MergeFrom(task.DeepCopy())
+	metav1.SetMetaDataAnnotation(&task.ObjectMeta, bastionv1.AnnotationPruned, "true")
+	if err := p.e.K8s.Patch(t.Context(), task, marked); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.e.K8s.Delete(t.Context(), task); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, func() (bool, string) {
