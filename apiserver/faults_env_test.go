@@ -114,7 +114,8 @@ func newRelEnv(t *testing.T, st store.Store, n int, ws WSOptions, sndbuf int) *r
 				Labels: map[string]string{bastionv1.LabelID: strconv.FormatInt(rt.id, 10)}},
 			Status: bastionv1.TaskStatus{Status: bastionv1.TaskRunning, RunName: rt.name},
 		}
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: rt.name + "-input", Namespace: relNamespace},
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: rt.name + "-input", Namespace: relNamespace,
+			OwnerReferences: []metav1.OwnerReference{taskController(task)}},
 			Data: map[string][]byte{"token": []byte(rt.token)}}
 		objs = append(objs, task, secret)
 		withStatus = append(withStatus, task)
@@ -583,4 +584,10 @@ func (p *faultProxy) replayLater(req *http.Request, body []byte, copies int, aft
 			}
 		}
 	}()
+}
+
+// taskController is the owner reference by which a task's input Secret is
+// its own (the runner endpoint takes a token from no other Secret).
+func taskController(task *bastionv1.Task) metav1.OwnerReference {
+	return *metav1.NewControllerRef(task, bastionv1.GroupVersion.WithKind("Task"))
 }

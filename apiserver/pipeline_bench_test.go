@@ -49,7 +49,8 @@ func newPipeline(b *testing.B) *pipeline {
 		Status:     bastionv1.TaskStatus{Status: bastionv1.TaskRunning, RunName: "t1"},
 	}
 	project := &bastionv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "bench", Labels: map[string]string{bastionv1.LabelID: "3"}}}
-	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "t1-input", Namespace: "bastion-bench"}, Data: map[string][]byte{"token": []byte("tok")}}
+	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "t1-input", Namespace: "bastion-bench",
+		OwnerReferences: []metav1.OwnerReference{taskController(task)}}, Data: map[string][]byte{"token": []byte("tok")}}
 	k8s := fake.NewClientBuilder().WithScheme(scheme).WithObjects(task, project, token).WithStatusSubresource(task).Build()
 
 	output, err := store.Open(context.Background(), "sqlite://"+filepath.Join(b.TempDir(), "bench.db"))
