@@ -19,7 +19,6 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/ids"
-	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
 // resourceSeeder makes project resources straight in the cluster, not
@@ -63,15 +62,14 @@ func (s *resourceSeeder) create(obj client.Object, counter string) int64 {
 // snapshots of a test. Keys have no status and pass at once.
 func (s *resourceSeeder) waitReconciled(obj client.Object) {
 	s.t.Helper()
-	kind := kinds.For(obj)
-	if kind == nil || kind.ConditionsOf(obj) == nil {
+	if _, reports := obj.(bastionv1.ReadyStatus); !reports {
 		return
 	}
 	probe := obj.DeepCopyObject().(client.Object)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		err := s.e.K8s.Get(s.t.Context(), client.ObjectKeyFromObject(obj), probe)
-		ready := meta.FindStatusCondition(*kind.ConditionsOf(probe), bastionv1.ConditionReady)
+		ready := meta.FindStatusCondition(*probe.(bastionv1.ReadyStatus).StatusConditions(), bastionv1.ConditionReady)
 		if err == nil && ready != nil && ready.ObservedGeneration == probe.GetGeneration() {
 			return
 		}

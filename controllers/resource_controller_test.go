@@ -11,14 +11,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
-// resourceConditions reads the status conditions of obj, through its
-// kind's descriptor.
+// resourceConditions reads the status conditions of obj.
 func resourceConditions(obj client.Object) []metav1.Condition {
-	if kind := kinds.For(obj); kind != nil && kind.ConditionsOf(obj) != nil {
-		return *kind.ConditionsOf(obj)
+	if status, ok := obj.(bastionv1.ReadyStatus); ok {
+		return *status.StatusConditions()
 	}
 	panic("no conditions for " + obj.GetName())
 }

@@ -16,7 +16,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -76,9 +75,6 @@ type Kind[T client.Object] struct {
 	NewList func() client.ObjectList
 	// Display is the object's name for people: its display name or title.
 	Display func(T) string
-	// Conditions points into the object's status; nil for keys, which
-	// are Secrets and have none.
-	Conditions func(T) *[]metav1.Condition
 	// References lists the objects this one refers to; nil when it
 	// refers to nothing.
 	References func(T) []Reference
@@ -97,8 +93,6 @@ type Descriptor interface {
 	NewObjectList() client.ObjectList
 	DisplayOf(client.Object) string
 	ReferencesOf(client.Object) []Reference
-	// ConditionsOf is the object's conditions; nil for a kind without.
-	ConditionsOf(client.Object) *[]metav1.Condition
 	Targets() []Target
 	AsTarget() Target
 }
@@ -118,16 +112,6 @@ func (k Kind[T]) ReferencesOf(obj client.Object) []Reference {
 		return nil
 	}
 	return k.References(typed)
-}
-
-// ConditionsOf is Conditions for an object of the kind; nil for an
-// object of another type or a kind without conditions.
-func (k Kind[T]) ConditionsOf(obj client.Object) *[]metav1.Condition {
-	typed, ok := obj.(T)
-	if !ok || k.Conditions == nil {
-		return nil
-	}
-	return k.Conditions(typed)
 }
 
 // RefersTo reports the references of obj to the object called name of

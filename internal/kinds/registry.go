@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
@@ -41,17 +40,15 @@ var (
 		New:        func() *bastionv1.Repository { return &bastionv1.Repository{} },
 		NewList:    func() client.ObjectList { return &bastionv1.RepositoryList{} },
 		Display:    func(o *bastionv1.Repository) string { return o.Spec.DisplayName },
-		Conditions: func(o *bastionv1.Repository) *[]metav1.Condition { return &o.Status.Conditions },
 		References: func(o *bastionv1.Repository) []Reference { return ref(RefKey, Needs, &o.Spec.SSHKeyRef) },
 		Referenced: []Target{RefKey},
 		Self:       RefRepository,
 	}
 	Inventory = Kind[*bastionv1.Inventory]{
-		Name:       ids.CounterInventory,
-		New:        func() *bastionv1.Inventory { return &bastionv1.Inventory{} },
-		NewList:    func() client.ObjectList { return &bastionv1.InventoryList{} },
-		Display:    func(o *bastionv1.Inventory) string { return o.Spec.DisplayName },
-		Conditions: func(o *bastionv1.Inventory) *[]metav1.Condition { return &o.Status.Conditions },
+		Name:    ids.CounterInventory,
+		New:     func() *bastionv1.Inventory { return &bastionv1.Inventory{} },
+		NewList: func() client.ObjectList { return &bastionv1.InventoryList{} },
+		Display: func(o *bastionv1.Inventory) string { return o.Spec.DisplayName },
 		References: func(o *bastionv1.Inventory) []Reference {
 			return slices.Concat(ref(RefKey, Needs, &o.Spec.SSHKeyRef), ref(RefKey, Needs, o.Spec.BecomeKeyRef),
 				ref(RefRepository, Needs, o.Spec.RepositoryRef))
@@ -66,25 +63,22 @@ var (
 		New:        func() *bastionv1.Environment { return &bastionv1.Environment{} },
 		NewList:    func() client.ObjectList { return &bastionv1.EnvironmentList{} },
 		Display:    func(o *bastionv1.Environment) string { return o.Spec.DisplayName },
-		Conditions: func(o *bastionv1.Environment) *[]metav1.Condition { return &o.Status.Conditions },
 		References: func(o *bastionv1.Environment) []Reference { return ref(RefSecret, Needs, o.Spec.SecretRef) },
 		Referenced: []Target{RefSecret},
 		Self:       RefEnvironment,
 	}
 	View = Kind[*bastionv1.View]{
-		Name:       ids.CounterView,
-		New:        func() *bastionv1.View { return &bastionv1.View{} },
-		NewList:    func() client.ObjectList { return &bastionv1.ViewList{} },
-		Display:    func(o *bastionv1.View) string { return o.Spec.Title },
-		Conditions: func(o *bastionv1.View) *[]metav1.Condition { return &o.Status.Conditions },
-		Self:       RefView,
+		Name:    ids.CounterView,
+		New:     func() *bastionv1.View { return &bastionv1.View{} },
+		NewList: func() client.ObjectList { return &bastionv1.ViewList{} },
+		Display: func(o *bastionv1.View) string { return o.Spec.Title },
+		Self:    RefView,
 	}
 	Template = Kind[*bastionv1.Template]{
 		Name:       ids.CounterTemplate,
 		New:        func() *bastionv1.Template { return &bastionv1.Template{} },
 		NewList:    func() client.ObjectList { return &bastionv1.TemplateList{} },
 		Display:    func(o *bastionv1.Template) string { return o.Spec.DisplayName },
-		Conditions: func(o *bastionv1.Template) *[]metav1.Condition { return &o.Status.Conditions },
 		References: templateReferences,
 		Referenced: []Target{RefRepository, RefEnvironment, RefInventory, RefView, RefTemplate, RefKey},
 		Self:       RefTemplate,
@@ -92,22 +86,20 @@ var (
 	// Schedule: a schedule is its template's, and goes with it; the
 	// repository whose commits it watches must stay while it does.
 	Schedule = Kind[*bastionv1.Schedule]{
-		Name:       ids.CounterSchedule,
-		New:        func() *bastionv1.Schedule { return &bastionv1.Schedule{} },
-		NewList:    func() client.ObjectList { return &bastionv1.ScheduleList{} },
-		Display:    ScheduleName,
-		Conditions: func(o *bastionv1.Schedule) *[]metav1.Condition { return &o.Status.Conditions },
+		Name:    ids.CounterSchedule,
+		New:     func() *bastionv1.Schedule { return &bastionv1.Schedule{} },
+		NewList: func() client.ObjectList { return &bastionv1.ScheduleList{} },
+		Display: ScheduleName,
 		References: func(o *bastionv1.Schedule) []Reference {
 			return slices.Concat(ref(RefTemplate, BelongsTo, &o.Spec.TemplateRef), ref(RefRepository, Needs, o.Spec.RepositoryRef))
 		},
 		Referenced: []Target{RefTemplate, RefRepository},
 	}
 	Integration = Kind[*bastionv1.Integration]{
-		Name:       ids.CounterIntegration,
-		New:        func() *bastionv1.Integration { return &bastionv1.Integration{} },
-		NewList:    func() client.ObjectList { return &bastionv1.IntegrationList{} },
-		Display:    func(o *bastionv1.Integration) string { return o.Spec.DisplayName },
-		Conditions: func(o *bastionv1.Integration) *[]metav1.Condition { return &o.Status.Conditions },
+		Name:    ids.CounterIntegration,
+		New:     func() *bastionv1.Integration { return &bastionv1.Integration{} },
+		NewList: func() client.ObjectList { return &bastionv1.IntegrationList{} },
+		Display: func(o *bastionv1.Integration) string { return o.Spec.DisplayName },
 		References: func(o *bastionv1.Integration) []Reference {
 			return slices.Concat(ref(RefTemplate, Needs, o.Spec.TemplateRef), ref(RefKey, Needs, o.Spec.AuthSecretRef))
 		},
@@ -117,11 +109,10 @@ var (
 	// IntegrationAlias: an alias is its integration's (a credential that
 	// reaches nothing is dead), and goes with it.
 	IntegrationAlias = Kind[*bastionv1.IntegrationAlias]{
-		Name:       ids.CounterIntegrationAlias,
-		New:        func() *bastionv1.IntegrationAlias { return &bastionv1.IntegrationAlias{} },
-		NewList:    func() client.ObjectList { return &bastionv1.IntegrationAliasList{} },
-		Display:    func(o *bastionv1.IntegrationAlias) string { return o.Name },
-		Conditions: func(o *bastionv1.IntegrationAlias) *[]metav1.Condition { return &o.Status.Conditions },
+		Name:    ids.CounterIntegrationAlias,
+		New:     func() *bastionv1.IntegrationAlias { return &bastionv1.IntegrationAlias{} },
+		NewList: func() client.ObjectList { return &bastionv1.IntegrationAliasList{} },
+		Display: func(o *bastionv1.IntegrationAlias) string { return o.Name },
 		References: func(o *bastionv1.IntegrationAlias) []Reference {
 			return ref(RefIntegration, BelongsTo, o.Spec.IntegrationRef)
 		},
