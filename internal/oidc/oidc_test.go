@@ -608,7 +608,9 @@ func TestProviderDownAtStartup(t *testing.T) {
 
 	ln, err = net.Listen("tcp", addr)
 	if err != nil {
-		t.Skipf("port %s was taken meanwhile: %v", addr, err)
+		// The port was free a moment ago; losing it now is a failure to
+		// look into, not a pass.
+		t.Fatalf("the provider's port %s was taken meanwhile: %v", addr, err)
 	}
 	if err := m.Start(ln, nil); err != nil {
 		t.Fatal(err)
