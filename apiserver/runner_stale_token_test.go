@@ -29,11 +29,7 @@ func TestRunnerAttack_anEarlierTasksInputSecretOfTheSameNameOpensNothing(t *test
 		t.Fatal(err)
 	}
 	// Its template is not there yet: the task waits, and is never prepared.
-	task := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: "again"},
-		Spec: bastionv1.TaskSpec{TemplateRef: bastionv1.ObjectRef{Name: "later"}}}
-	if err := e.K8s.Create(ctx, task); err != nil {
-		t.Fatal(err)
-	}
+	task := waitingTask(t, e, p.ns, "again")
 	eventually(t, 20*time.Second, func() (bool, string) {
 		got := &bastionv1.Task{}
 		err := e.K8s.Get(ctx, client.ObjectKeyFromObject(task), got)

@@ -16,21 +16,12 @@ import (
 
 // A runner's facts, read against a Task that was deleted and made again
 // under the same name meanwhile (a GitOps re-apply), never land on the new
-// one: the write carries the uid it was meant for.
+// one: the endpoint checks that the uid it read is still the task's.
 func TestRunnerFacts_neverLandOnATaskMadeAgainUnderTheSameName(t *testing.T) {
 	e := startEnv(t)
 	p := newTplProject(t, e)
 	ctx := context.Background()
-	newTask := func() *bastionv1.Task {
-		// Its template never comes: the task waits, and nothing else writes it.
-		task := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Name: "again", Namespace: p.ns},
-			Spec: bastionv1.TaskSpec{TemplateRef: bastionv1.ObjectRef{Name: "not-yet"}}}
-		if err := e.K8s.Create(ctx, task); err != nil {
-			t.Fatal(err)
-		}
-		return task
-	}
-	old := newTask()
+	old := waitingTask(t, e, p.ns, "again")
 	if err := e.K8s.Delete(ctx, old); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +29,7 @@ func TestRunnerFacts_neverLandOnATaskMadeAgainUnderTheSameName(t *testing.T) {
 		err := e.K8s.Get(ctx, client.ObjectKeyFromObject(old), &bastionv1.Task{})
 		return apierrors.IsNotFound(err), "the first task is still there"
 	})
-	fresh := newTask()
+	fresh := waitingTask(t, e, p.ns, "again")
 
 	err := apiserver.RecordRunFacts(ctx, e.K8s, old, runproto.Batch{Exit: &runproto.Exit{Code: 0}}, 0)
 	if !apierrors.IsConflict(err) {
@@ -51,4 +42,16 @@ func TestRunnerFacts_neverLandOnATaskMadeAgainUnderTheSameName(t *testing.T) {
 	if got.Status.Run != nil {
 		t.Errorf("the new task carries the old run's facts: %+v", got.Status.Run)
 	}
+}
+
+// waitingTask creates the Task name whose template never comes: it waits,
+// is never prepared, and nothing else writes it.
+func waitingTask(t *testing.T, e *apiEnv, ns, name string) *bastionv1.Task {
+	t.Helper()
+	task := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: bastionv1.TaskSpec{TemplateRef: bastionv1.ObjectRef{Name: "not-yet"}}}
+	if err := e.K8s.Create(t.Context(), task); err != nil {
+		t.Fatal(err)
+	}
+	return task
 }
