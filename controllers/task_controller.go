@@ -424,6 +424,9 @@ type Notifier interface {
 // SetupWithManager watches Tasks, their Jobs and Pods, and frees queued
 // tasks when a task of the same project finishes.
 func (r *TaskReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &bastionv1.Task{}, waitingForInputsField, indexWaitingForInputs); err != nil {
+		return fmt.Errorf("indexing tasks that wait for inputs: %w", err)
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&bastionv1.Task{}).
 		Owns(&batchv1.Job{}).

@@ -174,20 +174,32 @@ func (r *TaskReconciler) firstMissing(ctx context.Context, ns string, inputs []t
 	return "", nil
 }
 
+// waitingForInputsField indexes the Tasks that wait for their template or
+// inputs. A created object wakes only those: the manager's start "creates"
+// every object of the cluster once, and listing every task of the
+// namespace for each would make the start quadratic.
+const waitingForInputsField = ".status.waitingForInputs"
+
+func indexWaitingForInputs(o client.Object) []string {
+	if t, ok := o.(*bastionv1.Task); ok && t.Status.Status == bastionv1.TaskWaiting && waitCondition(t) != nil {
+		return []string{"true"}
+	}
+	return nil
+}
+
 // inputWaker wakes the tasks of a namespace that wait for inputs when an
 // object that may be one of them is created.
 func (r *TaskReconciler) inputWaker() handler.Funcs {
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			list := &bastionv1.TaskList{}
-			if err := r.List(ctx, list, client.InNamespace(e.Object.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
+			if err := r.List(ctx, list, client.InNamespace(e.Object.GetNamespace()),
+				client.MatchingFields{waitingForInputsField: "true"}, client.UnsafeDisableDeepCopy); err != nil {
 				log.FromContext(ctx).Error(err, "listing tasks that wait for inputs")
 				return
 			}
 			for i := range list.Items {
-				if t := &list.Items[i]; t.Status.Status == bastionv1.TaskWaiting && waitCondition(t) != nil {
-					q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(t)})
-				}
+				q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 			}
 		},
 	}
