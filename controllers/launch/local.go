@@ -16,9 +16,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
@@ -81,16 +83,25 @@ const (
 
 // Notifications is a source that names a task whenever its process exits,
 // since no Kubernetes event tells the reconciler.
+//
+// It tidies up after an earlier process when it starts, before the first
+// reconcile, even when no task is left to reconcile: that is when the Task
+// controller starts, on the leader only. Not when it is set up, which
+// every replica does at its start: a standby starting while the leader
+// writes a run's inputs would remove the leader's half-made run.
 func (l *LocalLauncher) Notifications() source.Source {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	// Set up once, before the first reconcile: the moment to tidy up
-	// after an earlier process even when no task is left to reconcile.
-	l.removeHalfDone()
 	if l.events == nil {
 		l.events = make(chan event.GenericEvent, 64)
 	}
-	return source.Channel(l.events, &handler.EnqueueRequestForObject{})
+	exits := source.Channel(l.events, &handler.EnqueueRequestForObject{})
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		l.mu.Lock()
+		l.removeHalfDone()
+		l.mu.Unlock()
+		return exits.Start(ctx, q)
+	})
 }
 
 var _ Launcher = (*LocalLauncher)(nil)

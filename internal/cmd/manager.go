@@ -52,6 +52,8 @@ type managerOptions struct {
 	MetricsAddr    string // "0" disables
 	ProbeAddr      string // "0" disables
 	LeaderElect    bool
+	// LeaderElection times the Lease of --leader-elect (leader.go).
+	LeaderElection leaderElection
 	Namespace      string // the manager's own namespace (user password Secrets)
 	// NamespaceRole and ServiceAccount, when set, make the manager bind
 	// that ClusterRole to its ServiceAccount in each project namespace
@@ -119,6 +121,15 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 	}
 	ctrl.SetLogger(zap.New())
 
+	// Before anything else: a second manager on one SQLite file stops
+	// here, having touched nothing.
+	storeLock, err := lockSQLiteStore(opts.StoreDSN)
+	if err != nil {
+		return err
+	}
+	if storeLock != nil {
+		defer storeLock.Close()
+	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("no cluster to talk to: %w", err)
@@ -161,7 +172,8 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	})
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
-	fs.BoolVar(&opts.LeaderElect, "leader-elect", false, "use leader election, for more than one replica")
+	fs.BoolVar(&opts.LeaderElect, "leader-elect", false, "use leader election, for more than one replica: every replica serves the API, the one holding the Lease runs the controllers")
+	opts.LeaderElection.register(fs)
 	fs.StringVar(&opts.Namespace, "namespace", defaultNamespace(), "the manager's namespace")
 	fs.StringVar(&opts.NamespaceRole, "namespace-role", "", "ClusterRole giving the manager Secrets and ConfigMaps, bound to --service-account in each project namespace (empty: the manager's credentials already allow them)")
 	fs.StringVar(&opts.ServiceAccount, "service-account", "", "the manager's ServiceAccount in --namespace, for --namespace-role")
@@ -242,6 +254,9 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	if err == nil {
 		err = opts.JobOptions.CheckResources()
 	}
+	if err == nil && opts.LeaderElect {
+		err = opts.LeaderElection.check()
+	}
 	// Alerts link to the console, whose URL may default to the listen
 	// address: they are configured once that is known.
 	opts.alertFlags = alerts
@@ -279,20 +294,25 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		cfg = rest.CopyConfig(cfg)
 		cfg.QPS = -1
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: newScheme(),
-		Cache:  controllers.CacheOptions(opts.Namespace),
-		// Secrets and ConfigMaps are read from the apiserver, never cached
-		// whole: a cache would hold every Secret of the cluster in memory.
-		Client:                  controllers.ClientOptions(),
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
-		HealthProbeBindAddress:  opts.ProbeAddr,
-		LeaderElection:          opts.LeaderElect,
-		LeaderElectionID:        "bastion-manager.automation.bastion.dev",
-		LeaderElectionNamespace: opts.Namespace,
-	})
+	options, lease, err := electionOptions(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	options.Scheme = newScheme()
+	options.Cache = controllers.CacheOptions(opts.Namespace)
+	// Secrets and ConfigMaps are read from the apiserver, never cached
+	// whole: a cache would hold every Secret of the cluster in memory.
+	options.Client = controllers.ClientOptions()
+	options.Metrics = metricsserver.Options{BindAddress: opts.MetricsAddr}
+	options.HealthProbeBindAddress = opts.ProbeAddr
+	mgr, err := ctrl.NewManager(cfg, options)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if lease != nil {
+		if err := mgr.Add(elected{lease}); err != nil {
+			return nil, err
+		}
 	}
 	opened, err := store.Open(context.Background(), opts.StoreDSN)
 	if err != nil {
@@ -306,10 +326,10 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	if err := apiserver.PublishTaskUpdates(context.Background(), mgr.GetCache(), live); err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+	if err := mgr.Add(onEveryReplica(func(ctx context.Context) error {
 		<-ctx.Done()
 		live.Close() // websocket clients hear "going away"
-		return output.Close()
+		return nil
 	})); err != nil {
 		return nil, err
 	}
@@ -411,8 +431,37 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	if err := mgr.Add(&httpServer{ln: ln, srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}}); err != nil {
 		return nil, err
 	}
-	return mgr, nil
+	return &replica{Manager: mgr, lease: lease, store: output}, nil
 }
+
+// replica is the manager of one replica: once every runnable has stopped
+// (the API served its last answer, the controllers their last reconcile),
+// it closes the store and, after a graceful stop, hands the Lease over.
+type replica struct {
+	ctrl.Manager
+	lease *leaseLock // nil without --leader-elect
+	store io.Closer
+}
+
+func (r *replica) Start(ctx context.Context) error {
+	err := r.Manager.Start(ctx)
+	if err == nil && r.lease != nil {
+		// Not after an error: "leader election lost", or controllers that
+		// did not stop in time, which may still be at work.
+		releaseCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := r.lease.release(releaseCtx); err != nil {
+			r.lease.log.Error(err, "the Lease was not handed over: another replica takes over once it expires")
+		}
+	}
+	return errors.Join(err, r.store.Close())
+}
+
+// onEveryReplica is a runnable that runs whether or not this replica leads.
+type onEveryReplica func(context.Context) error
+
+func (f onEveryReplica) Start(ctx context.Context) error { return f(ctx) }
+func (onEveryReplica) NeedLeaderElection() bool         { return false }
 
 // newOIDC sets up the single sign-on providers. Client secrets named by a
 // Secret reference are read from the manager's namespace here, once.

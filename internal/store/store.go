@@ -173,17 +173,27 @@ var (
 //	sqlite:///abs/path/file.db, or a plain file path  → SQLite
 //	postgres://… or postgresql://…                    → PostgreSQL
 func Open(ctx context.Context, dsn string) (Store, error) {
-	switch {
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
 		return openPostgres(ctx, dsn)
-	case strings.HasPrefix(dsn, "sqlite://"):
-		return openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite://"))
-	case strings.Contains(dsn, "://"):
-		// Never echo the DSN: it may carry a password.
-		return nil, fmt.Errorf("store: unsupported DSN scheme %q (want sqlite:// or postgres://)", dsn[:strings.Index(dsn, "://")])
-	case dsn == "":
-		return nil, fmt.Errorf("store: empty DSN")
-	default:
-		return openSQLite(ctx, dsn)
 	}
+	if path, ok := SQLitePath(dsn); ok {
+		return openSQLite(ctx, path)
+	}
+	if scheme, _, found := strings.Cut(dsn, "://"); found {
+		// Never echo the DSN: it may carry a password.
+		return nil, fmt.Errorf("store: unsupported DSN scheme %q (want sqlite:// or postgres://)", scheme)
+	}
+	return nil, fmt.Errorf("store: empty DSN")
+}
+
+// SQLitePath is the database file a DSN names, and whether it names SQLite
+// at all: sqlite:///path/file.db, or a bare path.
+func SQLitePath(dsn string) (string, bool) {
+	switch {
+	case strings.HasPrefix(dsn, "sqlite://"):
+		return strings.TrimPrefix(dsn, "sqlite://"), true
+	case dsn == "" || strings.Contains(dsn, "://"):
+		return "", false
+	}
+	return dsn, true
 }
