@@ -461,7 +461,7 @@ func (r *replica) Start(ctx context.Context) error {
 type onEveryReplica func(context.Context) error
 
 func (f onEveryReplica) Start(ctx context.Context) error { return f(ctx) }
-func (onEveryReplica) NeedLeaderElection() bool         { return false }
+func (onEveryReplica) NeedLeaderElection() bool          { return false }
 
 // newOIDC sets up the single sign-on providers. Client secrets named by a
 // Secret reference are read from the manager's namespace here, once.

@@ -53,4 +53,3 @@ func lockSQLiteStore(dsn string) (*os.File, error) {
 	_, _ = fmt.Fprintf(f, "pid %d on %s\n", os.Getpid(), cmp.Or(host, "an unnamed host"))
 	return f, nil
 }
-
