@@ -204,8 +204,11 @@ func electionOptions(cfg *rest.Config, opts managerOptions) (ctrl.Options, *leas
 	return ctrl.Options{
 		LeaderElection:                      true,
 		LeaderElectionResourceLockInterface: lock,
-		LeaseDuration:                       &le.LeaseDuration,
-		RenewDeadline:                       &le.RenewDeadline,
-		RetryPeriod:                         &le.RetryPeriod,
+		// Names the elector, and so the leader_election_master_status
+		// metric; the Lease itself is the lock's.
+		LeaderElectionID: leaseName,
+		LeaseDuration:    &le.LeaseDuration,
+		RenewDeadline:    &le.RenewDeadline,
+		RetryPeriod:      &le.RetryPeriod,
 	}, lock, nil
 }
