@@ -298,3 +298,43 @@ func (l leases) get() *coordinationv1.Lease {
 
 // holder is the identity of the replica the Lease names (its POD_NAME).
 func (l leases) holder() string { return ptr.Deref(l.get().Spec.HolderIdentity, "") }
+
+// A graceful stop of the leader (SIGTERM: a rolling upgrade, a drain)
+// hands its Lease over once its controllers have stopped: a standby takes
+// over at once, not when the Lease expires (30 s here, so that the
+// difference cannot hide), and the old leader exits cleanly.
+func TestHAFailover_aGracefulStopOfTheLeaderHandsTheLeaseOverAtOnce(t *testing.T) {
+	const lease = 30 * time.Second
+	h := startHA(t, 2, "--leader-elect-lease-duration", lease.String())
+	leases := leaseReader(t, h.cluster.kubeconfig)
+	leader := h.waitLeader(30 * time.Second)
+	standby := h.followers()[0]
+	eventually(t, 10*time.Second, "the standby sees the leader", func() error {
+		if holder := leases.holder(); holder != leader.name {
+			return fmt.Errorf("the Lease names %q", holder)
+		}
+		return nil
+	})
+
+	stopped := time.Now()
+	leader.stop() // SIGTERM, and wait for the exit
+	if code := leader.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("the leader exited with code %d after SIGTERM", code)
+	}
+	exited := time.Since(stopped)
+	eventually(t, lease+10*time.Second, "the standby leads", func() error {
+		if holder := leases.holder(); holder != standby.name {
+			return fmt.Errorf("the Lease names %q", holder)
+		}
+		return nil
+	})
+	takeover := time.Since(stopped)
+	t.Logf("SIGTERM: the leader exited after %s; %s took the Lease %s after the signal (the Lease lasts %s)",
+		exited.Round(10*time.Millisecond), standby.name, takeover.Round(10*time.Millisecond), lease)
+	if takeover >= lease/2 {
+		t.Errorf("the standby took over %s after SIGTERM: the Lease was not handed over", takeover)
+	}
+	if h.waitLeader(10*time.Second) != standby {
+		t.Error("the standby holds the Lease but does not run the controllers")
+	}
+}
