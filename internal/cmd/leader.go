@@ -39,7 +39,7 @@ const leaseName = "bastion-manager.automation.bastion.dev"
 // The leader must stop before anyone can take over: it gives up at its
 // last renewal + RetryPeriod + RenewDeadline (8 s), a standby takes over
 // no sooner than LeaseDuration (10 s) after it: 2 s for the old process
-// to exit. checkLeaderElection refuses settings without that margin.
+// to exit. check refuses settings without that margin.
 //
 // RenewDeadline is what an apiserver hiccup may last before the leader
 // gives up, exits and is restarted by its Deployment while a standby
@@ -68,6 +68,9 @@ func (le leaderElection) check() error {
 	switch {
 	case le.RetryPeriod <= 0 || le.RenewDeadline <= 0 || le.LeaseDuration <= 0:
 		return errors.New("the --leader-elect-* durations must be positive")
+	case le.LeaseDuration%time.Second != 0:
+		// The Lease records whole seconds, and standbys go by the record.
+		return errors.New("--leader-elect-lease-duration must be whole seconds")
 	case le.RenewDeadline <= le.RetryPeriod*12/10:
 		return errors.New("--leader-elect-renew-deadline must exceed 1.2 × --leader-elect-retry-period (a renewal's jitter)")
 	case le.LeaseDuration <= le.RenewDeadline+le.RetryPeriod:

@@ -49,6 +49,7 @@ func TestManagerFlags_leaderElectionDefaultsAndRefusals(t *testing.T) {
 		{[]string{"--leader-elect-renew-deadline", "9s", "--leader-elect-retry-period", "2s"}, "must exceed --leader-elect-renew-deadline plus"},
 		{[]string{"--leader-elect-renew-deadline", "2s", "--leader-elect-retry-period", "2s"}, "1.2 × --leader-elect-retry-period"},
 		{[]string{"--leader-elect-retry-period", "0s"}, "must be positive"},
+		{[]string{"--leader-elect-lease-duration", "10500ms"}, "whole seconds"},
 	} {
 		_, _, err := parseManagerFlags(append([]string{"--leader-elect"}, tc.args...), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
