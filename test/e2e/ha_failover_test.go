@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -337,4 +339,60 @@ func TestHAFailover_aGracefulStopOfTheLeaderHandsTheLeaseOverAtOnce(t *testing.T
 	if h.waitLeader(10*time.Second) != standby {
 		t.Error("the standby holds the Lease but does not run the controllers")
 	}
+}
+
+// An apiserver hiccup shorter than the renew deadline (7 s) costs no
+// failover: kube-apiserver is frozen (SIGSTOP) for 4 s under two managers,
+// every request in flight hanging; the leader keeps its Lease, renews it
+// once the apiserver answers again, and nobody exits.
+func TestHAFailover_anAPIServerHiccupShorterThanTheRenewDeadlineKeepsTheLeader(t *testing.T) {
+	const hiccup = 4 * time.Second
+	h := startHA(t, 2)
+	leases := leaseReader(t, h.cluster.kubeconfig)
+	leader := h.waitLeader(30 * time.Second)
+	before := leases.get()
+	h.cluster.freezeAPIServer(hiccup)
+	thawed := time.Now()
+	eventually(t, 10*time.Second, "the leader renews after the hiccup", func() error {
+		lease := leases.get()
+		if lease.Spec.RenewTime == nil || !lease.Spec.RenewTime.After(thawed) {
+			return fmt.Errorf("not renewed since the apiserver came back")
+		}
+		return nil
+	})
+	after := leases.get()
+	if holder := ptr.Deref(after.Spec.HolderIdentity, ""); holder != leader.name ||
+		ptr.Deref(after.Spec.LeaseTransitions, 0) != ptr.Deref(before.Spec.LeaseTransitions, 0) {
+		t.Errorf("the Lease moved to %q (transitions %d → %d) over a %s hiccup", holder,
+			ptr.Deref(before.Spec.LeaseTransitions, 0), ptr.Deref(after.Spec.LeaseTransitions, 0), hiccup)
+	}
+	for _, m := range h.managers {
+		if !m.alive() {
+			t.Errorf("%s exited over a %s hiccup", m.name, hiccup)
+		}
+	}
+	if h.waitLeader(10*time.Second) != leader {
+		t.Errorf("%s no longer leads", leader.name)
+	}
+}
+
+// freezeAPIServer stops kube-apiserver (SIGSTOP) for d, then lets it go
+// on: its clients' requests hang meanwhile, as behind a stalled network.
+func (c *cluster) freezeAPIServer(d time.Duration) {
+	c.t.Helper()
+	var pid int
+	for _, p := range processesNaming(c.env.ControlPlane.APIServer.CertDir) {
+		raw, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "comm"))
+		if strings.TrimSpace(string(raw)) == "kube-apiserver" {
+			pid = p
+		}
+	}
+	if pid == 0 {
+		c.t.Fatal("no kube-apiserver process")
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		c.t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(pid, syscall.SIGCONT) }()
+	time.Sleep(d) // the hiccup itself
 }
