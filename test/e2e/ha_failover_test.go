@@ -339,6 +339,19 @@ func TestHAFailover_aGracefulStopOfTheLeaderHandsTheLeaseOverAtOnce(t *testing.T
 	if h.waitLeader(10*time.Second) != standby {
 		t.Error("the standby holds the Lease but does not run the controllers")
 	}
+	// Its log says who led, then that it leads.
+	logged, err := os.ReadFile(standby.logPath(standby.starts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"msg":"standing by: another replica leads","leader":"` + leader.name + `","replica":"` + standby.name + `"`,
+		`"msg":"this replica is now the leader: it runs the controllers, schedules and retention","replica":"` + standby.name + `"`,
+	} {
+		if !strings.Contains(string(logged), want) {
+			t.Errorf("%s's log does not say %s", standby.name, want)
+		}
+	}
 }
 
 // An apiserver hiccup shorter than the renew deadline (7 s) costs no
