@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -393,16 +392,11 @@ func TestHAFailover_anAPIServerHiccupShorterThanTheRenewDeadlineKeepsTheLeader(t
 // on: its clients' requests hang meanwhile, as behind a stalled network.
 func (c *cluster) freezeAPIServer(d time.Duration) {
 	c.t.Helper()
-	var pid int
-	for _, p := range processesNaming(c.env.ControlPlane.APIServer.CertDir) {
-		raw, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "comm"))
-		if strings.TrimSpace(string(raw)) == "kube-apiserver" {
-			pid = p
-		}
+	pids := c.apiServerPids()
+	if len(pids) != 1 {
+		c.t.Fatalf("found kube-apiserver processes %v, want one", pids)
 	}
-	if pid == 0 {
-		c.t.Fatal("no kube-apiserver process")
-	}
+	pid := pids[0]
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		c.t.Fatal(err)
 	}

@@ -118,14 +118,7 @@ func startCluster(t *testing.T) *cluster {
 // and starts it again on the same port with the same certificates.
 func (c *cluster) restartAPIServer(down time.Duration) {
 	c.t.Helper()
-	certDir := c.env.ControlPlane.APIServer.CertDir
-	var pids []int
-	for _, pid := range processesNaming(certDir) {
-		raw, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
-		if strings.TrimSpace(string(raw)) == "kube-apiserver" {
-			pids = append(pids, pid)
-		}
-	}
+	pids := c.apiServerPids()
 	if len(pids) != 1 {
 		c.t.Fatalf("found kube-apiserver processes %v, want one", pids)
 	}
@@ -146,6 +139,18 @@ func (c *cluster) restartAPIServer(down time.Duration) {
 	if err := c.env.ControlPlane.APIServer.Start(); err != nil {
 		c.t.Fatalf("starting kube-apiserver again: %v", err)
 	}
+}
+
+// apiServerPids are the kube-apiserver processes of this control plane.
+func (c *cluster) apiServerPids() []int {
+	var pids []int
+	for _, pid := range processesNaming(c.env.ControlPlane.APIServer.CertDir) {
+		raw, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+		if strings.TrimSpace(string(raw)) == "kube-apiserver" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // managerProc is `bastion manager` with the local launcher; each start is
