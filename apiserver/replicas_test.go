@@ -344,4 +344,3 @@ func TestReplicas_aWriteOnOneReplicaShowsInTheListsOfTheOthers(t *testing.T) {
 		t.Fatal("the other template went too")
 	}
 }
-
