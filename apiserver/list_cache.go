@@ -169,6 +169,11 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, key string,
 		// answer for (the leader's Project controller follows them all).
 		s.opts.Keys.Watch(ns)
 	}
+	// A pruned task another replica deleted: no watch tells of it.
+	if err := s.tasks.checkHistory(r.Context(), ns, projectOf(r).id); err != nil {
+		failErr(w, r, err)
+		return
+	}
 	gen, global := s.lists.version(ns)
 	answer, ok := s.lists.get(ns, key, gen, global)
 	if !ok || !s.tasks.fresh(ns) {

@@ -344,3 +344,48 @@ func TestReplicas_aWriteOnOneReplicaShowsInTheListsOfTheOthers(t *testing.T) {
 		t.Fatal("the other template went too")
 	}
 }
+
+// TestReplicas_aPrunedTaskDeletedOnOneReplicaLeavesTheOthersLists: a task
+// that only the store has (retention pruned its object) has no watch
+// event when it is deleted; the store's history version tells the other
+// replica, which drops it from its cached task list within about a second
+// (historyCheck), not after its five-minute re-read.
+func TestReplicas_aPrunedTaskDeletedOnOneReplicaLeavesTheOthersLists(t *testing.T) {
+	e := startEnv(t)
+	rs := e.cacheReplicas(t, 2)
+	p := e.newSchedintProject(t, "Replicated history")
+	_, tplID := e.seedTemplate(t, p.obj, "Pruned", "")
+	const pruned = 910001
+	err := e.Store.PutTaskSummary(t.Context(), store.TaskSummary{ProjectID: p.id, TaskID: pruned, TemplateID: tplID,
+		Status: "success", Created: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := rs.on(p.b, 0), rs.on(p.b, 1)
+	listed := func(br *browser) bool {
+		var list []struct {
+			ID int64 `json:"id"`
+		}
+		br.must("GET", p.base+"/tasks", nil, http.StatusOK, &list)
+		for _, task := range list {
+			if task.ID == pruned {
+				return true
+			}
+		}
+		return false
+	}
+	for range 2 { // the second answer comes from the cache
+		if !listed(b) {
+			t.Fatal("replica 2 does not list the pruned task")
+		}
+	}
+	a.must("DELETE", fmt.Sprintf("%s/tasks/%d", p.base, pruned), nil, http.StatusNoContent, nil)
+	start := time.Now()
+	for listed(b) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("replica 2 still lists a pruned task replica 1 deleted 5 s ago")
+		}
+		<-time.After(20 * time.Millisecond) // polling the other replica's answer
+	}
+	t.Logf("a pruned task deleted on replica 1 left replica 2's cached list after %s", time.Since(start))
+}

@@ -26,6 +26,9 @@ func (x *taskIndex) prepare(ctx context.Context, ns string, projectID int64) (*p
 	if err := x.waitSynced(ctx); err != nil {
 		return nil, err
 	}
+	if err := x.checkHistory(ctx, ns, projectID); err != nil {
+		return nil, err
+	}
 	x.mu.Lock()
 	p := x.projectLocked(ns)
 	ready := p.loaded && len(p.gone) == 0
@@ -65,9 +68,39 @@ func (x *taskIndex) waitSynced(ctx context.Context) error {
 
 // historyRefresh is how often a project's pruned history is read again
 // from the store. The informer keeps it right as long as this replica
-// sees every change; a re-read bounds what it cannot see (a pruned task
-// another replica deleted, a summary written by hand).
+// sees every change; a re-read bounds what it cannot see (a summary
+// written by hand). A pruned task deleted through the API, on any
+// replica, raises the store's history version instead (checkHistory).
 const historyRefresh = 5 * time.Minute
+
+// historyCheck is how often a replica compares a project's history version
+// with the store's, when the project is read: a pruned task that another
+// replica deleted leaves this replica's lists within about this delay.
+// One key lookup per project and second.
+const historyCheck = time.Second
+
+// checkHistory reads the project's history again if another replica
+// changed it (the store's version moved since it was read here).
+func (x *taskIndex) checkHistory(ctx context.Context, ns string, projectID int64) error {
+	x.mu.Lock()
+	p := x.projectLocked(ns)
+	due := p.loaded && time.Since(p.checkedAt) >= historyCheck
+	if due {
+		p.checkedAt = time.Now()
+	}
+	read := p.version
+	x.mu.Unlock()
+	if !due {
+		return nil
+	}
+	v, err := x.store.TaskHistoryVersion(ctx, projectID)
+	if err != nil || v == read {
+		return err
+	}
+	p.load.Lock()
+	defer p.load.Unlock()
+	return x.loadSummaries(ctx, ns, p, projectID)
+}
 
 // refresh re-reads a project's summaries in the background; readers go
 // on with what the index holds meanwhile.
@@ -99,6 +132,11 @@ func (x *taskIndex) loadSummaries(ctx context.Context, ns string, p *projectTask
 		p.loading = false
 		x.mu.Unlock()
 	}()
+	// The version first: a change after it is read raises it past it.
+	version, err := x.store.TaskHistoryVersion(ctx, projectID)
+	if err != nil {
+		return err
+	}
 	var all []store.TaskSummary
 	for offset := 0; ; offset += summaryPage {
 		page, err := x.store.ListTaskSummaries(ctx, projectID, store.SummaryFilter{}, offset, summaryPage)
@@ -132,7 +170,7 @@ func (x *taskIndex) loadSummaries(ctx context.Context, ns string, p *projectTask
 		}
 		p.put(&taskEntry{id: id, template: templateNames[s.TemplateID], summary: s})
 	}
-	p.loaded, p.loadedAt = true, time.Now()
+	p.loaded, p.loadedAt, p.version = true, time.Now(), version
 	return nil
 }
 

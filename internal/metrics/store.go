@@ -130,4 +130,14 @@ func (t timedStore) ReleaseDeliveries(ctx context.Context, keys []string, claime
 	return t.next.ReleaseDeliveries(ctx, keys, claimedAt)
 }
 
+func (t timedStore) TouchTaskHistory(ctx context.Context, projectID int64) error {
+	defer observe("touch_task_history", time.Now())
+	return t.next.TouchTaskHistory(ctx, projectID)
+}
+
+func (t timedStore) TaskHistoryVersion(ctx context.Context, projectID int64) (int64, error) {
+	defer observe("task_history_version", time.Now())
+	return t.next.TaskHistoryVersion(ctx, projectID)
+}
+
 func (t timedStore) Close() error { return t.next.Close() }

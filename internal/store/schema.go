@@ -24,6 +24,8 @@ import (
 //     the sign-in limits, shared by the API replicas (shared.go).
 //   - webhook_deliveries: the GitHub deliveries run in the last day, keyed
 //     by digest, so that a replay to any replica is refused.
+//   - task_history_versions: one row per project whose pruned task history
+//     was changed through the API, so that other replicas read it again.
 var sqliteMigrations = []string{
 	// 1: initial schema. task_lines is WITHOUT ROWID: the primary key is the
 	// table, so lines are clustered by task and Seq and there is no second
@@ -110,6 +112,12 @@ var sqliteMigrations = []string{
 		at           INTEGER NOT NULL
 	) WITHOUT ROWID;
 	CREATE INDEX webhook_deliveries_by_at ON webhook_deliveries (at);`,
+	// 5: a version per project's task history, raised when summaries
+	// change without a Task object to tell the replicas (shared.go).
+	`CREATE TABLE task_history_versions (
+		project_id INTEGER NOT NULL PRIMARY KEY,
+		version    INTEGER NOT NULL
+	);`,
 }
 
 var postgresMigrations = []string{
@@ -199,6 +207,12 @@ var postgresMigrations = []string{
 		at           BIGINT NOT NULL
 	);
 	CREATE INDEX webhook_deliveries_by_at ON webhook_deliveries (at);`,
+	// 5: a version per project's task history, raised when summaries
+	// change without a Task object to tell the replicas (shared.go).
+	`CREATE TABLE task_history_versions (
+		project_id BIGINT NOT NULL PRIMARY KEY,
+		version    BIGINT NOT NULL
+	);`,
 }
 
 // checkSchemaVersion refuses a database that a newer Bastion migrated:

@@ -47,6 +47,14 @@ type Shared interface {
 	// ReleaseDeliveries forgets keys claimed at claimedAt (and only those:
 	// a later claim of the same key stays).
 	ReleaseDeliveries(ctx context.Context, keys []string, claimedAt time.Time) error
+
+	// TouchTaskHistory raises the version of a project's task history: a
+	// change to its summaries that no Task object tells of (a pruned task
+	// deleted through the API), which every replica's task index must
+	// read again.
+	TouchTaskHistory(ctx context.Context, projectID int64) error
+	// TaskHistoryVersion is that version; 0 if it was never raised.
+	TaskHistoryVersion(ctx context.Context, projectID int64) (int64, error)
 }
 
 // SignInRecord is what the store holds about one sign-in's account and
@@ -316,4 +324,24 @@ func (s sharedState) ReleaseDeliveries(ctx context.Context, keys []string, claim
 	return s.b.sharedTx(ctx, "release deliveries", func(c sharedConn) error {
 		return releaseDeliveries(ctx, c, keys, claimedAt)
 	})
+}
+
+func (s sharedState) TouchTaskHistory(ctx context.Context, projectID int64) error {
+	return s.b.sharedTx(ctx, fmt.Sprintf("touch the task history of project %d", projectID), func(c sharedConn) error {
+		_, err := c.exec(ctx, `INSERT INTO task_history_versions (project_id, version) VALUES (?, 1)
+			ON CONFLICT (project_id) DO UPDATE SET version = task_history_versions.version + 1`, projectID)
+		return err
+	})
+}
+
+func (s sharedState) TaskHistoryVersion(ctx context.Context, projectID int64) (int64, error) {
+	if err := s.b.check(); err != nil {
+		return 0, err
+	}
+	var v int64
+	err := s.b.sharedReader().queryRow(ctx, `SELECT COALESCE((SELECT version FROM task_history_versions WHERE project_id = ?), 0)`, projectID)(&v)
+	if err != nil {
+		return 0, s.b.fail(fmt.Sprintf("read the task history version of project %d", projectID), err)
+	}
+	return v, nil
 }

@@ -257,3 +257,31 @@ func testSharedStateWhenClosed(t *testing.T, s store.Store) {
 		checkErrIs(t, what, err, store.ErrClosed)
 	}
 }
+
+// testVersionsATaskHistory: each touch raises a project's version, and no
+// other project's.
+func testVersionsATaskHistory(t *testing.T, s store.Store) {
+	version := func(project int64) int64 {
+		t.Helper()
+		v, err := s.TaskHistoryVersion(t.Context(), project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := version(1); v != 0 {
+		t.Fatalf("an untouched history has version %d, want 0", v)
+	}
+	for range 3 {
+		if err := s.TouchTaskHistory(t.Context(), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, b := version(1), version(2); a != 3 || b != 0 {
+		t.Fatalf("after 3 touches of project 1: versions %d and %d, want 3 and 0", a, b)
+	}
+	s.Close()
+	_, err := s.TaskHistoryVersion(t.Context(), 1)
+	checkErrIs(t, "TaskHistoryVersion when closed", err, store.ErrClosed)
+	checkErrIs(t, "TouchTaskHistory when closed", s.TouchTaskHistory(t.Context(), 1), store.ErrClosed)
+}

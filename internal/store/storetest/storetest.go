@@ -58,6 +58,7 @@ func Run(t *testing.T, open Open) {
 		{"ClaimsADeliveryForOneOfConcurrentCallers", testClaimsADeliveryForOneOfConcurrentCallers},
 		{"RefusesInvalidSharedArguments", testRefusesInvalidSharedArguments},
 		{"ReturnsSharedStateErrorsWhenClosed", testSharedStateWhenClosed},
+		{"VersionsATaskHistory", testVersionsATaskHistory},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
