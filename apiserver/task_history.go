@@ -26,9 +26,7 @@ func (x *taskIndex) prepare(ctx context.Context, ns string, projectID int64) (*p
 	if err := x.waitSynced(ctx); err != nil {
 		return nil, err
 	}
-	if err := x.checkHistory(ctx, ns, projectID); err != nil {
-		return nil, err
-	}
+	x.checkHistory(ctx, ns, projectID)
 	x.mu.Lock()
 	p := x.projectLocked(ns)
 	ready := p.loaded && len(p.gone) == 0
@@ -80,26 +78,37 @@ const historyRefresh = 5 * time.Minute
 const historyCheck = time.Second
 
 // checkHistory reads the project's history again if another replica
-// changed it (the store's version moved since it was read here).
-func (x *taskIndex) checkHistory(ctx context.Context, ns string, projectID int64) error {
+// changed it (the store's version moved since it was read here). The
+// common case costs a read lock and a clock read. A store that cannot
+// answer leaves the history as it is (the lists keep answering from it;
+// the next check tries again).
+func (x *taskIndex) checkHistory(ctx context.Context, ns string, projectID int64) {
+	x.mu.RLock()
+	p := x.projects[ns]
+	due := p != nil && p.loaded && time.Since(p.checkedAt) >= historyCheck
+	x.mu.RUnlock()
+	if !due {
+		return
+	}
 	x.mu.Lock()
-	p := x.projectLocked(ns)
-	due := p.loaded && time.Since(p.checkedAt) >= historyCheck
+	due = time.Since(p.checkedAt) >= historyCheck // not taken meanwhile
 	if due {
 		p.checkedAt = time.Now()
 	}
 	read := p.version
 	x.mu.Unlock()
 	if !due {
-		return nil
+		return
 	}
 	v, err := x.store.TaskHistoryVersion(ctx, projectID)
-	if err != nil || v == read {
-		return err
+	if err == nil && v != read {
+		p.load.Lock()
+		defer p.load.Unlock()
+		err = x.loadSummaries(ctx, ns, p, projectID)
 	}
-	p.load.Lock()
-	defer p.load.Unlock()
-	return x.loadSummaries(ctx, ns, p, projectID)
+	if err != nil {
+		logAPI().Error(err, "checking whether another replica changed the task history", "project", projectID)
+	}
 }
 
 // refresh re-reads a project's summaries in the background; readers go
