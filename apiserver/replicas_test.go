@@ -281,21 +281,11 @@ func TestReplicas_aReplayedDeliveryIsRefusedByEveryReplica(t *testing.T) {
 	}
 
 	body := []byte(strings.Replace(string(pushBody), "abc123", "eee777", 1))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	answers := map[int]int{}
-	for i := range 5 {
-		wg.Go(func() {
-			code, data := deliver(t, rs.urls[i%3]+path, body, signed(body, "r-2"))
-			if code == http.StatusOK && !replayed(code, data) {
-				code = -1
-			}
-			mu.Lock()
-			answers[code]++
-			mu.Unlock()
-		})
+	var urls []string
+	for _, u := range rs.urls {
+		urls = append(urls, u+path)
 	}
-	wg.Wait()
+	answers := deliverAtOnce(t, urls, 5, body, signed(body, "r-2"), replayed)
 	if answers[http.StatusNoContent] != 1 || answers[http.StatusOK] != 4 {
 		t.Fatalf("five copies sent at once to three replicas answered %v, want one 204 and four replays", answers)
 	}
