@@ -57,7 +57,11 @@ type replicaSet struct {
 func (e *apiEnv) replicas(t *testing.T, n int) *replicaSet {
 	t.Helper()
 	dsn := postgresDSN(t)
+	// The environment's clock as it is now (other tests moved it, and the
+	// users' password-change times follow it), which this test moves on
+	// its own.
 	rs := &replicaSet{clock: &testClock{}}
+	rs.clock.offset.Store(e.Clock.offset.Load())
 	for range n {
 		st, err := store.Open(t.Context(), dsn)
 		if err != nil {

@@ -38,11 +38,30 @@ func TestHAShared_stateAcrossReplicas(t *testing.T) {
 		for _, m := range h.managers { // every replica caches the credential
 			session.on(m.url).must("GET", "/api/user", nil, http.StatusOK, nil)
 		}
+		socket := session.on(h.managers[0].url).websocket()
+		closed := make(chan time.Time, 1)
+		go func() { // a signed-out socket gets a close frame; nothing else is sent here
+			for {
+				if _, _, err := socket.ReadMessage(); err != nil {
+					closed <- time.Now()
+					return
+				}
+			}
+		}()
+		out := time.Now()
 		b.on(h.managers[2].url).must("POST", "/api/auth/logout", nil, http.StatusNoContent, nil)
 		took := untilRefused(t, session.on(h.managers[0].url), session.on(h.managers[1].url))
 		t.Logf("a sign-out on %s was refused by %s and %s after %s", h.managers[2].name, h.managers[0].name, h.managers[1].name, took)
 		if took > 2*time.Second {
 			t.Fatalf("a session signed out on another replica still worked for %s, over 2 s", took)
+		}
+		// An open websocket rechecks its credential every 2 s, through the
+		// 1 s cache: it closes within 3 s.
+		select {
+		case at := <-closed:
+			t.Logf("the websocket on %s closed %s after the sign-out on %s", h.managers[0].name, at.Sub(out), h.managers[2].name)
+		case <-time.After(5 * time.Second):
+			t.Fatal("a websocket of a session signed out on another replica is still open 5 s later")
 		}
 	})
 
