@@ -85,7 +85,7 @@ func TestMain(m *testing.M) {
 	if envStop != nil {
 		envStop()
 	}
-	stopPostgres()
+	stopReplicas()
 	os.Exit(code)
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -40,7 +41,12 @@ func postgresDSN(t *testing.T) string {
 	return pg.srv.NewDatabase(t)
 }
 
-func stopPostgres() {
+// stopReplicas stops what outlives a test: PostgreSQL and the cache
+// replicas.
+func stopReplicas() {
+	for _, srv := range cacheReplicaSet.servers {
+		srv.Close()
+	}
 	if pg.srv != nil {
 		_ = pg.srv.Close()
 	}
@@ -71,18 +77,40 @@ func (e *apiEnv) replicas(t *testing.T, n int) *replicaSet {
 		rs.urls = append(rs.urls, e.serve(t, func(_ string, o *apiserver.Options) {
 			o.Store = st
 			o.Auth.Now = rs.clock.Now
+			// No lists: a server's task index follows the shared informer
+			// for as long as the test binary runs (there is no way to
+			// stop it), and what these replicas share is in the store.
+			o.Informers = nil
 		}))
 	}
 	return rs
 }
 
-func (e *apiEnv) cacheReplicas(t *testing.T, n int) *replicaSet {
+// cacheReplicas are two servers over the environment's store, made once
+// for the test binary: each keeps a task index fed by the shared informer
+// until the binary ends, which the heap measurements of other tests see.
+func (e *apiEnv) cacheReplicas(t *testing.T) *replicaSet {
 	t.Helper()
-	rs := &replicaSet{clock: e.Clock}
-	for range n {
-		rs.urls = append(rs.urls, e.serve(t, func(string, *apiserver.Options) {}))
-	}
-	return rs
+	cacheReplicaSet.once.Do(func() {
+		rs := &replicaSet{clock: e.Clock}
+		for range 2 {
+			srv := httptest.NewUnstartedServer(nil)
+			opts := e.opts
+			opts.PublicURL = "http://" + srv.Listener.Addr().String()
+			srv.Config.Handler = apiserver.New(opts)
+			srv.Start()
+			cacheReplicaSet.servers = append(cacheReplicaSet.servers, srv)
+			rs.urls = append(rs.urls, srv.URL)
+		}
+		cacheReplicaSet.rs = rs
+	})
+	return cacheReplicaSet.rs
+}
+
+var cacheReplicaSet struct {
+	once    sync.Once
+	rs      *replicaSet
+	servers []*httptest.Server
 }
 
 // on is a browser whose requests go to replica i; browsers made by
@@ -304,7 +332,7 @@ func TestReplicas_aReplayedDeliveryIsRefusedByEveryReplica(t *testing.T) {
 // watch event reaches it.
 func TestReplicas_aWriteOnOneReplicaShowsInTheListsOfTheOthers(t *testing.T) {
 	e := startEnv(t)
-	rs := e.cacheReplicas(t, 2)
+	rs := e.cacheReplicas(t)
 	p := e.newSchedintProject(t, "Replicated lists")
 	_, keepID := e.seedTemplate(t, p.obj, "Keep", "")
 	_, goneID := e.seedTemplate(t, p.obj, "Gone", "")
@@ -346,7 +374,7 @@ func TestReplicas_aWriteOnOneReplicaShowsInTheListsOfTheOthers(t *testing.T) {
 // (historyCheck), not after its five-minute re-read.
 func TestReplicas_aPrunedTaskDeletedOnOneReplicaLeavesTheOthersLists(t *testing.T) {
 	e := startEnv(t)
-	rs := e.cacheReplicas(t, 2)
+	rs := e.cacheReplicas(t)
 	p := e.newSchedintProject(t, "Replicated history")
 	_, tplID := e.seedTemplate(t, p.obj, "Pruned", "")
 	const pruned = 910001
