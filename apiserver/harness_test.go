@@ -85,6 +85,7 @@ func TestMain(m *testing.M) {
 	if envStop != nil {
 		envStop()
 	}
+	stopReplicas()
 	os.Exit(code)
 }
 

@@ -148,21 +148,7 @@ func TestWebhookAttack_aReplayedGitHubDeliveryIsAnsweredReplayAndStartsNothing(t
 
 	// Five copies of a new delivery at once: one runs.
 	body := []byte(strings.Replace(string(pushBody), "abc123", "fff999", 1))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	answers := map[int]int{}
-	for range 5 {
-		wg.Go(func() {
-			code, data := deliver(t, url, body, signed(body, "delivery-2"))
-			if code == http.StatusOK && !replayed(code, data) {
-				code = -1
-			}
-			mu.Lock()
-			answers[code]++
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	answers := deliverAtOnce(t, []string{url}, 5, body, signed(body, "delivery-2"), replayed)
 	if answers[http.StatusNoContent] != 1 || answers[http.StatusOK] != 4 {
 		t.Errorf("five simultaneous copies answered %v, want one 204 and four replays", answers)
 	}
@@ -172,6 +158,28 @@ func TestWebhookAttack_aReplayedGitHubDeliveryIsAnsweredReplayAndStartsNothing(t
 	if strings.Contains(e.Log.String(), webhookCanary) {
 		t.Error("the webhook secret appears in the log")
 	}
+}
+
+// deliverAtOnce sends n copies of one delivery at once, copy i to
+// urls[i%len(urls)], and counts the answers by status; a 200 that is not a
+// replay counts as -1.
+func deliverAtOnce(t *testing.T, urls []string, n int, body []byte, header map[string]string, replayed func(int, []byte) bool) map[int]int {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	answers := map[int]int{}
+	for i := range n {
+		wg.Go(func() {
+			code, data := deliver(t, urls[i%len(urls)], body, header)
+			if code == http.StatusOK && !replayed(code, data) {
+				code = -1
+			}
+			mu.Lock()
+			answers[code]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return answers
 }
 
 type webhookAnswer struct {

@@ -169,6 +169,8 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, key string,
 		// answer for (the leader's Project controller follows them all).
 		s.opts.Keys.Watch(ns)
 	}
+	// A pruned task another replica deleted: no watch tells of it.
+	s.tasks.checkHistory(r.Context(), ns, projectOf(r).id)
 	gen, global := s.lists.version(ns)
 	answer, ok := s.lists.get(ns, key, gen, global)
 	if !ok || !s.tasks.fresh(ns) {

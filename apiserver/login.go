@@ -72,7 +72,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	account, addr := signInAccount(user, req.Auth), s.proxies.clientAddress(r)
-	if wait, what := s.limiter.blocked(account, addr); wait > 0 {
+	wait, what, err := s.limiter.blocked(r.Context(), account, addr)
+	if err != nil {
+		failErr(w, r, err) // fail closed: an uncounted guess is no guess
+		return
+	}
+	if wait > 0 {
 		seconds := int(math.Ceil(wait.Seconds()))
 		w.Header().Set("Retry-After", strconv.Itoa(seconds))
 		fail(w, http.StatusTooManyRequests, fmt.Sprintf(
@@ -90,11 +95,17 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(req.Password))
 	}
 	if !ok {
-		s.limiter.failed(account, addr)
+		if err := s.limiter.failed(r.Context(), account, addr); err != nil {
+			failErr(w, r, err)
+			return
+		}
 		fail(w, http.StatusUnauthorized, "Incorrect login or password")
 		return
 	}
-	s.limiter.succeeded(account, addr)
+	if err := s.limiter.succeeded(r.Context(), account, addr); err != nil {
+		failErr(w, r, err)
+		return
+	}
 	if _, err := s.startSession(w, r, user); err != nil {
 		failErr(w, r, err)
 		return

@@ -1,12 +1,16 @@
 package apiserver
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/netip"
 	"strings"
 	"sync"
 	"time"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/store"
 )
 
 // loginLimiter slows down password guessing without locking anyone out.
@@ -39,30 +43,21 @@ import (
 // idea of OWASP's guidance with the address as the device; GitHub and AWX
 // likewise throttle rather than lock.
 //
-// Counts live in this process: each replica limits on its own, which
-// multiplies the budget by the replica count but never lets an attacker
-// past bcrypt faster than that.
+// Counts live in the store (store.Shared), so that every replica counts
+// every failure: five guesses at an account meet the same delay whichever
+// replicas they reach, and a blocked try is refused before its password
+// is looked at. A sign-in costs one read (SignInRecord, one statement)
+// and one write (the failure or the success), next to a bcrypt
+// comparison that costs far more. If the store cannot be read or written,
+// the sign-in fails (fail closed): a session could not be stored anyway,
+// and failing open would let guesses through uncounted while it is down.
 type loginLimiter struct {
 	opts AuthOptions
+	// store holds the counts; nil only for a server that signs no one in.
+	store store.Shared
 
-	mu       sync.Mutex
-	accounts map[string]*accountFailures
-	address  map[string]*failures
-	// known are "account\x00address" pairs that signed in, with when.
-	known map[string]time.Time
-}
-
-type failures struct {
-	count int
-	since time.Time
-}
-
-// accountFailures are one login name's failures in a row.
-type accountFailures struct {
-	count int
-	last  time.Time
-	// from are the addresses that failed against the account.
-	from map[string]bool
+	mu        sync.Mutex
+	lastPrune time.Time
 }
 
 const (
@@ -72,11 +67,14 @@ const (
 	// knownFor is how long an address that signed in to an account stays
 	// exempt from that account's delay.
 	knownFor = 30 * 24 * time.Hour
+	// pruneEvery is how often a replica deletes the expired counts: they
+	// are ignored once expired, so this only bounds the tables, by what
+	// one window and knownFor hold.
+	pruneEvery = time.Minute
 )
 
-func newLoginLimiter(opts AuthOptions) *loginLimiter {
-	return &loginLimiter{opts: opts, accounts: map[string]*accountFailures{},
-		address: map[string]*failures{}, known: map[string]time.Time{}}
+func newLoginLimiter(opts AuthOptions, st store.Shared) *loginLimiter {
+	return &loginLimiter{opts: opts, store: st}
 }
 
 // signInAccount is the key of the account a sign-in is for: the user the
@@ -110,51 +108,57 @@ func addressBucket(addr string) string {
 	return netip.PrefixFrom(a, 64).Masked().String()
 }
 
-// blocked returns how long a sign-in to account from addr must wait, and
-// what holds it back ("account" or "address"); 0 means go ahead.
-func (l *loginLimiter) blocked(account, addr string) (time.Duration, string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.opts.Now()
-	account, addr = foldLogin(account), addressBucket(addr)
-	known := l.isKnown(account, addr, now)
-	if wait := l.addressWait(addr, now); wait > 0 && !known {
-		return wait, "address"
-	}
-	if wait := l.accountWait(account, addr, known, now); wait > 0 {
-		return wait, "account"
-	}
-	return 0, ""
+// limitKey is what the store counts a sign-in account or address as: a
+// digest, so that the rows hold neither logins nor addresses, and an
+// account key (which starts with NUL, see signInAccount) fits any column.
+func limitKey(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
-func (l *loginLimiter) addressWait(addr string, now time.Time) time.Duration {
-	f := l.address[addr]
-	if f == nil {
-		return 0
+// limitKeys are the keys of a sign-in to account from addr.
+func limitKeys(account, addr string) (string, string) {
+	return limitKey(foldLogin(account)), limitKey(addressBucket(addr))
+}
+
+// blocked returns how long a sign-in to account from addr must wait, and
+// what holds it back ("account" or "address"); 0 means go ahead.
+func (l *loginLimiter) blocked(ctx context.Context, account, addr string) (time.Duration, string, error) {
+	now := l.opts.Now()
+	a, b := limitKeys(account, addr)
+	r, err := l.store.SignInRecord(ctx, a, b)
+	if err != nil {
+		return 0, "", err
 	}
-	end := f.since.Add(l.opts.FailureWindow)
-	if !now.Before(end) {
-		delete(l.address, addr)
-		return 0
+	known := !r.KnownAt.IsZero() && now.Sub(r.KnownAt) < knownFor
+	if wait := l.addressWait(r, now); wait > 0 && !known {
+		return wait, "address", nil
 	}
-	if f.count < l.opts.AddressFailures {
+	if wait := l.accountWait(r, known, now); wait > 0 {
+		return wait, "account", nil
+	}
+	return 0, "", nil
+}
+
+func (l *loginLimiter) addressWait(r store.SignInRecord, now time.Time) time.Duration {
+	end := r.AddressSince.Add(l.opts.FailureWindow)
+	if r.AddressFailures < l.opts.AddressFailures || !now.Before(end) {
 		return 0
 	}
 	return end.Sub(now)
 }
 
-func (l *loginLimiter) accountWait(account, addr string, known bool, now time.Time) time.Duration {
-	f := l.live(account, now)
-	if f == nil {
-		return 0
+func (l *loginLimiter) accountWait(r store.SignInRecord, known bool, now time.Time) time.Duration {
+	if r.AccountFailures == 0 || !now.Before(r.AccountLast.Add(l.opts.FailureWindow)) {
+		return 0 // no failures in a row, or the last is a window ago
 	}
 	// A guesser has failed against the account; past maxFreshPerAccount
 	// every address but the owner's known ones counts as one.
-	guesser := f.from[addr] || (!known && len(f.from) >= maxFreshPerAccount)
+	guesser := r.Guesser || (!known && r.Guessers >= maxFreshPerAccount)
 	if !guesser {
 		return 0 // the owner's address, or one that has not guessed
 	}
-	return f.last.Add(l.delay(f.count)).Sub(now)
+	return r.AccountLast.Add(l.delay(r.AccountFailures)).Sub(now)
 }
 
 // delay is the wait after count failures in a row: none for the first
@@ -174,107 +178,41 @@ func (l *loginLimiter) delay(count int) time.Duration {
 	return min(d, l.opts.AccountDelayCap)
 }
 
-// live is the account's failures, nil once FailureWindow has passed since
-// the last one.
-func (l *loginLimiter) live(account string, now time.Time) *accountFailures {
-	f := l.accounts[account]
-	if f != nil && !now.Before(f.last.Add(l.opts.FailureWindow)) {
-		delete(l.accounts, account)
-		return nil
-	}
-	return f
-}
-
-func (l *loginLimiter) isKnown(account, addr string, now time.Time) bool {
-	at, ok := l.known[account+"\x00"+addr]
-	return ok && now.Sub(at) < knownFor
-}
-
 // failed records a failed sign-in.
-func (l *loginLimiter) failed(account, addr string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+func (l *loginLimiter) failed(ctx context.Context, account, addr string) error {
 	now := l.opts.Now()
-	l.prune(now)
-	account, addr = foldLogin(account), addressBucket(addr)
-	f := l.live(account, now)
-	if f == nil {
-		f = &accountFailures{from: map[string]bool{}}
-		l.accounts[account] = f
-	}
-	f.count++
-	f.last = now
-	if len(f.from) < maxFreshPerAccount {
-		f.from[addr] = true
-	}
-	a := l.address[addr]
-	if a == nil || !now.Before(a.since.Add(l.opts.FailureWindow)) {
-		a = &failures{since: now}
-		l.address[addr] = a
-	}
-	a.count++
+	a, b := limitKeys(account, addr)
+	err := l.store.SignInFailed(ctx, a, b, store.SignInWindow{Now: now, Window: l.opts.FailureWindow, MaxGuessers: maxFreshPerAccount})
+	l.prune(ctx, now)
+	return err
 }
 
 // succeeded forgets the account's failures, since its owner knows the
 // password, and remembers the address as the owner's. The address keeps
 // its own count, so a host that knows one password cannot use it to reset
 // its guesses at others.
-func (l *loginLimiter) succeeded(account, addr string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+func (l *loginLimiter) succeeded(ctx context.Context, account, addr string) error {
 	now := l.opts.Now()
-	l.prune(now) // the known addresses are bounded like the failures
-	account, addr = foldLogin(account), addressBucket(addr)
-	delete(l.accounts, account)
-	l.known[account+"\x00"+addr] = now
+	a, b := limitKeys(account, addr)
+	err := l.store.SignInSucceeded(ctx, a, b, now)
+	l.prune(ctx, now)
+	return err
 }
 
-// maxTracked bounds each map: a flood of random account names (or of
-// addresses, from a botnet) costs at most this many entries.
-const maxTracked = 10000
-
-// prune drops expired entries so that random account names sent by an
-// attacker do not grow the maps without bound. If a map is still full, a
-// tenth of it is dropped at random: the memory stays bounded, and an
-// attacker who floods it to reset one account's count must still spend
-// thousands of failed sign-ins, each counted against their addresses.
-func (l *loginLimiter) prune(now time.Time) {
-	if len(l.accounts) >= maxTracked {
-		for k := range l.accounts {
-			l.live(k, now)
-		}
-		dropTenth(l.accounts)
-	}
-	if len(l.address) >= maxTracked {
-		for k := range l.address {
-			l.addressWait(k, now)
-		}
-		dropTenth(l.address)
-	}
-	if len(l.known) >= maxTracked {
-		for k, at := range l.known {
-			if now.Sub(at) >= knownFor {
-				delete(l.known, k)
-			}
-		}
-		dropTenth(l.known)
-	}
-}
-
-// dropTenth deletes random entries of a full map until it is 90% full.
-func dropTenth[V any](m map[string]V) {
-	for k := range m { // map order is random
-		if len(m) < maxTracked*9/10 {
-			break
-		}
-		delete(m, k)
-	}
-}
-
-// tracked is how many accounts and addresses have failures on record, and
-// how many account-address pairs are remembered as known.
-func (l *loginLimiter) tracked() (accounts, addresses, known int) {
+// prune deletes, at most once per pruneEvery on this replica, the counts
+// that expired: random account names sent by an attacker then occupy the
+// store for one window, each one a failure counted against its address.
+func (l *loginLimiter) prune(ctx context.Context, now time.Time) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.accounts), len(l.address), len(l.known)
+	due := now.Sub(l.lastPrune) >= pruneEvery || now.Before(l.lastPrune)
+	if due {
+		l.lastPrune = now
+	}
+	l.mu.Unlock()
+	if !due {
+		return
+	}
+	if err := l.store.PruneSignIns(ctx, now.Add(-l.opts.FailureWindow), now.Add(-knownFor)); err != nil {
+		logAPI().Error(err, "pruning expired sign-in counts; they are ignored meanwhile")
+	}
 }

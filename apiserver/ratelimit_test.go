@@ -3,28 +3,89 @@ package apiserver
 import (
 	"fmt"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/bastion-dev/bastion/internal/store"
 )
 
-// TestLoginLimiter_memoryStaysBoundedUnderAFloodOfNamesAndAddresses sends
-// 50,000 failed sign-ins, each to a new account from a new address, all
-// within one window: the limiter keeps at most maxTracked of each, and
-// still slows down the address guessing at one account.
-func TestLoginLimiter_memoryStaysBoundedUnderAFloodOfNamesAndAddresses(t *testing.T) {
+// testLimiter is a limiter over a store of its own (SQLite), on a clock
+// the test moves through *now.
+func testLimiter(t *testing.T, now *time.Time) (*loginLimiter, store.Store) {
+	t.Helper()
+	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "limits.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return newLoginLimiter(AuthOptions{Now: func() time.Time { return *now }}.withDefaults(), st), st
+}
+
+func mustFail(t *testing.T, l *loginLimiter, account, addr string) {
+	t.Helper()
+	if err := l.failed(t.Context(), account, addr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustSucceed(t *testing.T, l *loginLimiter, account, addr string) {
+	t.Helper()
+	if err := l.succeeded(t.Context(), account, addr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustCheck(t *testing.T, l *loginLimiter, account, addr string) (time.Duration, string) {
+	t.Helper()
+	wait, what, err := l.blocked(t.Context(), account, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wait, what
+}
+
+// record is what the store holds for an account and an address.
+func record(t *testing.T, st store.Store, account, addr string) store.SignInRecord {
+	t.Helper()
+	a, b := limitKeys(account, addr)
+	r, err := st.SignInRecord(t.Context(), a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestLoginLimiter_aFloodOfNamesAndAddressesIsPrunedAfterItsWindow: failed
+// sign-ins to ever new accounts from ever new addresses occupy the store
+// for one window, then go with the next prune; the account under attack
+// meanwhile still makes its guesser wait.
+func TestLoginLimiter_aFloodOfNamesAndAddressesIsPrunedAfterItsWindow(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := newLoginLimiter(AuthOptions{Now: func() time.Time { return now }}.withDefaults())
-	for i := range 50000 {
-		l.failed(fmt.Sprintf("random-%d", i), fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255))
-		if a, b, _ := l.tracked(); a > maxTracked || b > maxTracked {
-			t.Fatalf("after %d failures the limiter holds %d accounts and %d addresses, over %d", i+1, a, b, maxTracked)
-		}
+	l, st := testLimiter(t, &now)
+	flood := func(i int) (string, string) {
+		return fmt.Sprintf("random-%d", i), fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+	}
+	for i := range 200 {
+		account, addr := flood(i)
+		mustFail(t, l, account, addr)
 	}
 	for range 5 {
-		l.failed("target", "192.0.2.1")
+		mustFail(t, l, "target", "192.0.2.1")
 	}
-	if wait, what := l.blocked("TARGET", "192.0.2.1"); wait <= 0 || what != "account" {
-		t.Fatalf("after 5 failures on a full limiter the guessing address may try again at once: %s %q", wait, what)
+	if wait, what := mustCheck(t, l, "TARGET", "192.0.2.1"); wait <= 0 || what != "account" {
+		t.Fatalf("after 5 failures amid a flood the guessing address may try again at once: %s %q", wait, what)
+	}
+	if r := record(t, st, "random-7", "10.0.0.7"); r.AccountFailures != 1 || r.AddressFailures != 1 {
+		t.Fatalf("a flooded account's failure is not on record: %+v", r)
+	}
+	now = now.Add(l.opts.FailureWindow + pruneEvery)
+	mustFail(t, l, "someone", "192.0.2.2") // prunes
+	for i := range 200 {
+		account, addr := flood(i)
+		if r := record(t, st, account, addr); r != (store.SignInRecord{}) {
+			t.Fatalf("flooded account %d is still on record a window later: %+v", i, r)
+		}
 	}
 }
 
@@ -34,16 +95,16 @@ func TestLoginLimiter_memoryStaysBoundedUnderAFloodOfNamesAndAddresses(t *testin
 // guess does not escape the 20-failures limit.
 func TestLoginLimiter_oneIPv6SlashSixtyFourIsOneAddress(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := newLoginLimiter(AuthOptions{Now: func() time.Time { return now }}.withDefaults())
+	l, _ := testLimiter(t, &now)
 	trust := proxyTrust(nil)
 	for i := range 25 {
 		r := httptest.NewRequest("POST", "/api/auth/login", nil)
 		r.RemoteAddr = fmt.Sprintf("[2001:db8:1:2::%x]:40000", i+1)
-		l.failed(fmt.Sprintf("account-%d", i), trust.clientAddress(r))
+		mustFail(t, l, fmt.Sprintf("account-%d", i), trust.clientAddress(r))
 	}
 	r := httptest.NewRequest("POST", "/api/auth/login", nil)
 	r.RemoteAddr = "[2001:db8:1:2::ffff]:40000"
-	if wait, what := l.blocked("account-next", trust.clientAddress(r)); wait <= 0 || what != "address" {
+	if wait, what := mustCheck(t, l, "account-next", trust.clientAddress(r)); wait <= 0 || what != "address" {
 		t.Fatalf("after 25 failures from one IPv6 /64, its next address may guess at once (%s %q): the per-address limit never holds an IPv6 host", wait, what)
 	}
 }
@@ -57,44 +118,47 @@ func TestLoginLimiter_oneIPv6SlashSixtyFourIsOneAddress(t *testing.T) {
 // from the shared address meets the account delay like any guesser.
 func TestLoginLimiter_aNeighbourBehindTheSameAddressCannotLockTheOwnerOut(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := newLoginLimiter(AuthOptions{Now: func() time.Time { return now }}.withDefaults())
+	l, _ := testLimiter(t, &now)
 	const office = "198.51.100.1"
-	l.succeeded("owner", office) // the owner signs in from the office every day
+	mustSucceed(t, l, "owner", office) // the owner signs in from the office every day
 	now = now.Add(time.Hour)
 	for i := range 20 {
-		l.failed(fmt.Sprintf("no-such-user-%d", i), office) // a colleague, or a script on the guest Wi-Fi
+		mustFail(t, l, fmt.Sprintf("no-such-user-%d", i), office) // a colleague, or a script on the guest Wi-Fi
 	}
-	if wait, what := l.blocked("owner", office); wait > 0 {
+	if wait, what := mustCheck(t, l, "owner", office); wait > 0 {
 		t.Fatalf("the owner, from the address they always sign in from, must wait %s (%s): anyone behind the same address locked them out", wait, what)
 	}
-	if wait, what := l.blocked("no-such-user-20", office); wait <= 0 || what != "address" {
+	if wait, what := mustCheck(t, l, "no-such-user-20", office); wait <= 0 || what != "address" {
 		t.Fatalf("another account from the blocked address may try at once (%s %q): the address block is gone", wait, what)
 	}
 	// The neighbour turns to the owner's account: three free guesses, then
 	// the delay, from the owner's own address too.
 	for range 3 {
-		if wait, what := l.blocked("owner", office); wait > 0 {
+		if wait, what := mustCheck(t, l, "owner", office); wait > 0 {
 			t.Fatalf("a free guess at the owner's account waits %s (%s)", wait, what)
 		}
-		l.failed("owner", office)
+		mustFail(t, l, "owner", office)
 	}
-	if wait, what := l.blocked("owner", office); wait <= 0 || what != "account" {
+	if wait, what := mustCheck(t, l, "owner", office); wait <= 0 || what != "account" {
 		t.Fatalf("after 3 failures at the owner's account from its known address, the next try goes at once (%s %q): the known address is a free pass for guessers", wait, what)
 	}
 }
 
-// TestLoginLimiter_knownAddressesStayBounded: every successful sign-in is
-// remembered as a known account-address pair; a host that knows one
-// password and signs in from ever new addresses (or accounts) keeps at
-// most maxTracked of them.
-func TestLoginLimiter_knownAddressesStayBounded(t *testing.T) {
+// TestLoginLimiter_knownAddressesAreForgottenAfterThirtyDays: every
+// successful sign-in is remembered as a known account-address pair for
+// knownFor, then pruned (a sign-in also stores a session row, so a host
+// that knows one password grows the store no faster than it did).
+func TestLoginLimiter_knownAddressesAreForgottenAfterThirtyDays(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := newLoginLimiter(AuthOptions{Now: func() time.Time { return now }}.withDefaults())
-	for i := range 3 * maxTracked {
-		l.succeeded("owner", fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255))
-		if _, _, known := l.tracked(); known > maxTracked {
-			t.Fatalf("after %d sign-ins the limiter remembers %d known addresses, over %d", i+1, known, maxTracked)
-		}
+	l, st := testLimiter(t, &now)
+	mustSucceed(t, l, "owner", "192.0.2.1")
+	if r := record(t, st, "owner", "192.0.2.1"); !r.KnownAt.Equal(now) {
+		t.Fatalf("a sign-in is not remembered: %+v", r)
+	}
+	now = now.Add(knownFor + time.Second)
+	mustSucceed(t, l, "owner", "192.0.2.2") // prunes
+	if r := record(t, st, "owner", "192.0.2.1"); !r.KnownAt.IsZero() {
+		t.Fatalf("an address known 30 days ago is still remembered: %+v", r)
 	}
 }
 
@@ -104,13 +168,13 @@ func TestLoginLimiter_knownAddressesStayBounded(t *testing.T) {
 // real account's do: the delay tells nothing about whether it exists.
 func TestLoginLimiter_everySpellingOfAnUnknownLoginSharesOneDelay(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := newLoginLimiter(AuthOptions{Now: func() time.Time { return now }}.withDefaults())
+	l, _ := testLimiter(t, &now)
 	const addr = "192.0.2.9"
 	for range 3 {
-		l.failed(signInAccount(nil, "kiss@example.com"), addr)
+		mustFail(t, l, signInAccount(nil, "kiss@example.com"), addr)
 	}
 	for _, login := range []string{"kiss@example.com", "KISS@EXAMPLE.COM", "\u212Ai\u017f\u017f@example.com"} {
-		if wait, what := l.blocked(signInAccount(nil, login), addr); wait <= 0 || what != "account" {
+		if wait, what := mustCheck(t, l, signInAccount(nil, login), addr); wait <= 0 || what != "account" {
 			t.Errorf("after 3 failures, %q may try at once (%s %q): another spelling is a fresh budget", login, wait, what)
 		}
 	}

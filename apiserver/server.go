@@ -94,9 +94,9 @@ type Server struct {
 // New returns the manager's HTTP handler.
 func New(opts Options) http.Handler {
 	opts.Auth = opts.Auth.withDefaults()
-	s := &Server{opts: opts, limiter: newLoginLimiter(opts.Auth), creds: newCredentialCache(opts.Auth.Now),
+	s := &Server{opts: opts, limiter: newLoginLimiter(opts.Auth, opts.Store), creds: newCredentialCache(opts.Auth.Now),
 		proxies: opts.TrustedProxies, origins: newOriginPolicy(opts.PublicURL, opts.TrustedProxies),
-		deliveries: newReplayGuard(opts.Auth.Now, maxDeliveries)}
+		deliveries: &replayGuard{store: opts.Store, now: opts.Auth.Now}}
 	if opts.Informers != nil && opts.Store != nil {
 		s.lists = newListCache()
 		s.tasks = newTaskIndex(opts.Store, s.lists.changed, s.templateNamesByID)

@@ -6,11 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bastion-dev/bastion/apiserver"
+	"github.com/bastion-dev/bastion/internal/store"
 )
 
 // attempt is one sign-in's answer.
@@ -46,11 +48,18 @@ func signInFrom(t *testing.T, b *browser, xff, login, password string) attempt {
 	return a
 }
 
-// limitServer is an API server of its own (its own limiter) that trusts
-// the proxies given.
+// limitServer is an API server of its own that trusts the proxies given.
+// The limits live in the store, and every test connects from 127.0.0.1,
+// so it has a store of its own too: its counts are its test's alone.
 func limitServer(t *testing.T, e *apiEnv, proxies ...string) *browser {
 	t.Helper()
+	own, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "limits.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { own.Close() })
 	base := e.serve(t, func(_ string, o *apiserver.Options) {
+		o.Store = own
 		for _, p := range proxies {
 			o.TrustedProxies = append(o.TrustedProxies, netip.MustParsePrefix(p))
 		}

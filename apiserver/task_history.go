@@ -26,6 +26,7 @@ func (x *taskIndex) prepare(ctx context.Context, ns string, projectID int64) (*p
 	if err := x.waitSynced(ctx); err != nil {
 		return nil, err
 	}
+	x.checkHistory(ctx, ns, projectID)
 	x.mu.Lock()
 	p := x.projectLocked(ns)
 	ready := p.loaded && len(p.gone) == 0
@@ -65,9 +66,50 @@ func (x *taskIndex) waitSynced(ctx context.Context) error {
 
 // historyRefresh is how often a project's pruned history is read again
 // from the store. The informer keeps it right as long as this replica
-// sees every change; a re-read bounds what it cannot see (a pruned task
-// another replica deleted, a summary written by hand).
+// sees every change; a re-read bounds what it cannot see (a summary
+// written by hand). A pruned task deleted through the API, on any
+// replica, raises the store's history version instead (checkHistory).
 const historyRefresh = 5 * time.Minute
+
+// historyCheck is how often a replica compares a project's history version
+// with the store's, when the project is read: a pruned task that another
+// replica deleted leaves this replica's lists within about this delay.
+// One key lookup per project and second.
+const historyCheck = time.Second
+
+// checkHistory reads the project's history again if another replica
+// changed it (the store's version moved since it was read here). The
+// common case costs a read lock and a clock read. A store that cannot
+// answer leaves the history as it is (the lists keep answering from it;
+// the next check tries again).
+func (x *taskIndex) checkHistory(ctx context.Context, ns string, projectID int64) {
+	x.mu.RLock()
+	p := x.projects[ns]
+	due := p != nil && p.loaded && time.Since(p.checkedAt) >= historyCheck
+	x.mu.RUnlock()
+	if !due {
+		return
+	}
+	x.mu.Lock()
+	due = time.Since(p.checkedAt) >= historyCheck // not taken meanwhile
+	if due {
+		p.checkedAt = time.Now()
+	}
+	read := p.version
+	x.mu.Unlock()
+	if !due {
+		return
+	}
+	v, err := x.store.TaskHistoryVersion(ctx, projectID)
+	if err == nil && v != read {
+		p.load.Lock()
+		defer p.load.Unlock()
+		err = x.loadSummaries(ctx, ns, p, projectID)
+	}
+	if err != nil {
+		logAPI().Error(err, "checking whether another replica changed the task history", "project", projectID)
+	}
+}
 
 // refresh re-reads a project's summaries in the background; readers go
 // on with what the index holds meanwhile.
@@ -99,6 +141,11 @@ func (x *taskIndex) loadSummaries(ctx context.Context, ns string, p *projectTask
 		p.loading = false
 		x.mu.Unlock()
 	}()
+	// The version first: a change after it is read raises it past it.
+	version, err := x.store.TaskHistoryVersion(ctx, projectID)
+	if err != nil {
+		return err
+	}
 	var all []store.TaskSummary
 	for offset := 0; ; offset += summaryPage {
 		page, err := x.store.ListTaskSummaries(ctx, projectID, store.SummaryFilter{}, offset, summaryPage)
@@ -132,7 +179,7 @@ func (x *taskIndex) loadSummaries(ctx context.Context, ns string, p *projectTask
 		}
 		p.put(&taskEntry{id: id, template: templateNames[s.TemplateID], summary: s})
 	}
-	p.loaded, p.loadedAt = true, time.Now()
+	p.loaded, p.loadedAt, p.version = true, time.Now(), version
 	return nil
 }
 

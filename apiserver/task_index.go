@@ -64,6 +64,10 @@ type projectTasks struct {
 	loaded, loading, refreshing bool
 	loadedAt                    time.Time
 	load                        sync.Mutex
+	// version is the store's history version the summaries were read at,
+	// and checkedAt when this replica last compared it (checkHistory).
+	version   int64
+	checkedAt time.Time
 }
 
 func newTaskIndex(st store.Store, changed func(ns string), templateNames func(context.Context, string) map[int64]string) *taskIndex {

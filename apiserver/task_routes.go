@@ -190,7 +190,7 @@ func (s *Server) deleteTask(w http.ResponseWriter, r *http.Request) {
 		template = t.object.Spec.TemplateRef.Name
 		err = s.deleteTaskObject(r.Context(), t.object)
 	} else {
-		err = s.opts.Store.DeleteTask(r.Context(), store.TaskKey{ProjectID: a.id, TaskID: t.id})
+		err = s.deletePrunedTask(r.Context(), store.TaskKey{ProjectID: a.id, TaskID: t.id})
 	}
 	if err != nil {
 		failErr(w, r, err)
@@ -201,6 +201,16 @@ func (s *Server) deleteTask(w http.ResponseWriter, r *http.Request) {
 	}
 	s.taskEvent(r, t.id, template, "deleted")
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// deletePrunedTask deletes a task that only the store has, then raises
+// the project's history version: no Task object's deletion tells the other
+// replicas, whose task indexes read the history again within historyCheck.
+func (s *Server) deletePrunedTask(ctx context.Context, key store.TaskKey) error {
+	if err := s.opts.Store.DeleteTask(ctx, key); err != nil {
+		return err
+	}
+	return s.opts.Store.TouchTaskHistory(ctx, key.ProjectID)
 }
 
 // deleteTaskObject deletes a Task and waits until it is gone for good.

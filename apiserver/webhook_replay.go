@@ -1,13 +1,14 @@
 package apiserver
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sync"
 	"time"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/store"
 )
 
 // A signed GitHub delivery runs once. GitHub names each delivery
@@ -17,10 +18,15 @@ import (
 // integration with GitHub auth therefore refuses, for 24 hours, a request
 // whose delivery id or body it has already run, and answers "replay".
 //
-// Where: in this process's memory, not the store. A restart forgets (a
-// delivery captured before it could run once more within the day), and
-// replicas do not share it; a shared record is another issue's work. The
-// memory is bounded: at most maxDeliveries entries, the oldest going first.
+// Where: in the store (store.Shared), so that every replica refuses a
+// delivery any of them ran, and a restart forgets nothing. A claim is one
+// transaction that inserts the keys under a unique key: of two replicas
+// receiving the same delivery at once, exactly one runs it. Expired keys
+// are deleted by the next claim. The table holds the deliveries of one
+// day that started a task (a claim that started nothing is given back),
+// so it grows no faster than the Tasks do. If the store fails, the
+// delivery fails with 500 and runs nothing (fail closed): GitHub shows
+// the failure and can redeliver it.
 //
 // When: a delivery is claimed only after its signature is verified, so an
 // unsigned forgery carrying a real delivery's id cannot spend that id;
@@ -28,121 +34,39 @@ import (
 // matcher said no, the template is gone, the store failed), so that
 // GitHub's redelivery of a delivery that never ran still runs.
 
-const (
-	// deliveryMemory is how long a delivery id or body is remembered.
-	deliveryMemory = 24 * time.Hour
-	// maxDeliveries bounds the memory: two keys of about 150 bytes per
-	// delivery, so some 15 MB at most; past it the oldest are forgotten
-	// first (and logged), which at 50,000 deliveries a day never happens.
-	maxDeliveries = 100_000
-)
+// deliveryMemory is how long a delivery id or body is remembered.
+const deliveryMemory = 24 * time.Hour
 
 // deliveryHeader names a GitHub delivery.
 const deliveryHeader = "X-GitHub-Delivery"
 
-// replayGuard remembers keys for deliveryMemory, in arrival order.
+// replayGuard claims deliveries in the store.
 type replayGuard struct {
-	mu    sync.Mutex
+	store store.Shared
 	now   func() time.Time
-	max   int
-	seen  map[string]time.Time
-	order []seenKey // oldest first; entries forgotten since are skipped
-}
-
-type seenKey struct {
-	key string
-	at  time.Time
-}
-
-func newReplayGuard(now func() time.Time, max int) *replayGuard {
-	return &replayGuard{now: now, max: max, seen: map[string]time.Time{}}
 }
 
 // claim records keys unless one of them was recorded in the last
-// deliveryMemory; it reports whether it recorded them. No keys: true.
-func (g *replayGuard) claim(keys []string) bool {
+// deliveryMemory; it reports whether it recorded them, and when (what
+// release needs). No keys: true.
+func (g *replayGuard) claim(ctx context.Context, keys []string) (time.Time, bool, error) {
 	if len(keys) == 0 {
-		return true
+		return time.Time{}, true, nil
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	now := g.now()
-	g.expire(now)
-	for _, k := range keys {
-		if _, ok := g.seen[k]; ok {
-			return false
-		}
-	}
-	for _, k := range keys {
-		if len(g.seen) >= g.max {
-			logAPI().Info("the record of GitHub deliveries is full; the oldest is forgotten before its 24 hours", "max", g.max)
-			g.evict()
-		}
-		g.seen[k] = now
-		g.order = append(g.order, seenKey{k, now})
-	}
-	if len(g.order) > 2*g.max {
-		g.compact() // released keys' entries piled up
-	}
-	return true
+	now := g.now().UTC().Truncate(time.Microsecond) // as the store keeps it
+	ok, err := g.store.ClaimDeliveries(ctx, keys, now, now.Add(-deliveryMemory))
+	return now, ok, err
 }
 
-// release forgets keys a claim recorded (the delivery started nothing).
-func (g *replayGuard) release(keys []string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, k := range keys {
-		delete(g.seen, k)
+// release forgets the keys claimed at at (the delivery started nothing).
+// A failure is logged: the delivery is then refused as a replay for a day.
+func (g *replayGuard) release(ctx context.Context, keys []string, at time.Time) {
+	if len(keys) == 0 {
+		return
 	}
-}
-
-// size is how many keys are remembered.
-func (g *replayGuard) size() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.seen)
-}
-
-// The helpers below run with mu held.
-
-// expire forgets what is older than deliveryMemory.
-func (g *replayGuard) expire(now time.Time) {
-	for len(g.order) > 0 && now.Sub(g.order[0].at) >= deliveryMemory {
-		g.pop()
+	if err := g.store.ReleaseDeliveries(context.WithoutCancel(ctx), keys, at); err != nil {
+		logAPI().Error(err, "giving back a GitHub delivery that started nothing; its redelivery will be refused as a replay")
 	}
-	if len(g.order) == 0 {
-		g.order = nil // let the array go
-	}
-}
-
-// evict forgets the oldest remembered key.
-func (g *replayGuard) evict() {
-	for len(g.order) > 0 && !g.pop() {
-	}
-}
-
-// pop takes order's first entry and forgets its key, unless the key was
-// released (and perhaps claimed again: its newer entry comes later). It
-// reports whether it forgot a key.
-func (g *replayGuard) pop() bool {
-	first := g.order[0]
-	g.order = g.order[1:]
-	if at, ok := g.seen[first.key]; ok && at.Equal(first.at) {
-		delete(g.seen, first.key)
-		return true
-	}
-	return false
-}
-
-// compact drops the entries of released keys from order.
-func (g *replayGuard) compact() {
-	live := make([]seenKey, 0, len(g.seen))
-	for _, e := range g.order {
-		if at, ok := g.seen[e.key]; ok && at.Equal(e.at) {
-			live = append(live, e)
-		}
-	}
-	g.order = live
 }
 
 // deliveryKeys are what a GitHub delivery to in is remembered by: the
@@ -155,7 +79,7 @@ func deliveryKeys(in *bastionv1.Integration, req webhookRequest) []string {
 	keys := []string{string(in.UID) + "/body/" + hex.EncodeToString(body[:])}
 	if id := req.header.Get(deliveryHeader); id != "" {
 		// A digest, so that a key is small whatever the header's size
-		// (up to net/http's 1 MB): the guard's memory bound holds.
+		// (up to net/http's 1 MB): a row stays small.
 		digest := sha256.Sum256([]byte(id))
 		keys = append(keys, string(in.UID)+"/id/"+hex.EncodeToString(digest[:]))
 	}

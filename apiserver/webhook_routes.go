@@ -121,12 +121,16 @@ func (s *Server) deliver(ctx context.Context, a *projectAccess, in *bastionv1.In
 	}
 	// Only now, signature verified, is the delivery claimed.
 	keys := deliveryKeys(in, req)
-	if !s.deliveries.claim(keys) {
+	at, claimed, err := s.deliveries.claim(ctx, keys)
+	if err != nil {
+		return delivery{}, err // fail closed: run nothing unclaimed
+	}
+	if !claimed {
 		return delivery{authentic: true, reason: replayReason(req)}, nil
 	}
 	d, err := s.runDelivery(ctx, a, in, req)
 	if !d.started {
-		s.deliveries.release(keys) // it ran nothing: a redelivery may run
+		s.deliveries.release(ctx, keys, at) // it ran nothing: a redelivery may run
 	}
 	return d, err
 }

@@ -100,4 +100,44 @@ func (t timedStore) DeleteUserCredentials(ctx context.Context, userID int64, kin
 	return t.next.DeleteUserCredentials(ctx, userID, kind, keep)
 }
 
+func (t timedStore) SignInRecord(ctx context.Context, account, address string) (store.SignInRecord, error) {
+	defer observe("signin_record", time.Now())
+	return t.next.SignInRecord(ctx, account, address)
+}
+
+func (t timedStore) SignInFailed(ctx context.Context, account, address string, f store.SignInWindow) error {
+	defer observe("signin_failed", time.Now())
+	return t.next.SignInFailed(ctx, account, address, f)
+}
+
+func (t timedStore) SignInSucceeded(ctx context.Context, account, address string, now time.Time) error {
+	defer observe("signin_succeeded", time.Now())
+	return t.next.SignInSucceeded(ctx, account, address, now)
+}
+
+func (t timedStore) PruneSignIns(ctx context.Context, failedBefore, knownBefore time.Time) error {
+	defer observe("prune_signins", time.Now())
+	return t.next.PruneSignIns(ctx, failedBefore, knownBefore)
+}
+
+func (t timedStore) ClaimDeliveries(ctx context.Context, keys []string, now, expiredBefore time.Time) (bool, error) {
+	defer observe("claim_deliveries", time.Now())
+	return t.next.ClaimDeliveries(ctx, keys, now, expiredBefore)
+}
+
+func (t timedStore) ReleaseDeliveries(ctx context.Context, keys []string, claimedAt time.Time) error {
+	defer observe("release_deliveries", time.Now())
+	return t.next.ReleaseDeliveries(ctx, keys, claimedAt)
+}
+
+func (t timedStore) TouchTaskHistory(ctx context.Context, projectID int64) error {
+	defer observe("touch_task_history", time.Now())
+	return t.next.TouchTaskHistory(ctx, projectID)
+}
+
+func (t timedStore) TaskHistoryVersion(ctx context.Context, projectID int64) (int64, error) {
+	defer observe("task_history_version", time.Now())
+	return t.next.TaskHistoryVersion(ctx, projectID)
+}
+
 func (t timedStore) Close() error { return t.next.Close() }

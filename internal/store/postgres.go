@@ -20,6 +20,7 @@ type postgresStore struct {
 	name   string // host:port/database, never the password
 	pool   *pgxpool.Pool
 	closed atomic.Bool
+	sharedState
 }
 
 // migrationLock is the advisory lock that serialises migrations when
@@ -32,6 +33,7 @@ func openPostgres(ctx context.Context, dsn string) (Store, error) {
 		return nil, fmt.Errorf("postgres store: %w", err) // pgx redacts passwords
 	}
 	s := &postgresStore{name: fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)}
+	s.sharedState = sharedState{s}
 	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, s.fail("open", err)
 	}

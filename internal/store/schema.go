@@ -20,6 +20,12 @@ import (
 //   - events: append-only, ids never reused.
 //   - credentials: sessions and API tokens, keyed by the hash of the
 //     secret (never the secret itself).
+//   - signin_accounts, signin_guessers, signin_addresses, signin_known:
+//     the sign-in limits, shared by the API replicas (shared.go).
+//   - webhook_deliveries: the GitHub deliveries run in the last day, keyed
+//     by digest, so that a replay to any replica is refused.
+//   - task_history_versions: one row per project whose pruned task history
+//     was changed through the API, so that other replicas read it again.
 var sqliteMigrations = []string{
 	// 1: initial schema. task_lines is WITHOUT ROWID: the primary key is the
 	// table, so lines are clustered by task and Seq and there is no second
@@ -74,6 +80,44 @@ var sqliteMigrations = []string{
 		expired   INTEGER NOT NULL DEFAULT 0
 	) WITHOUT ROWID;
 	CREATE INDEX credentials_by_user ON credentials (user_id, kind);`,
+	// 3: sign-in limits shared by the replicas (shared.go). Times are
+	// microseconds since the epoch on both backends.
+	`CREATE TABLE signin_accounts (
+		account      TEXT NOT NULL PRIMARY KEY,
+		failures     INTEGER NOT NULL,
+		last_failure INTEGER NOT NULL
+	) WITHOUT ROWID;
+	CREATE INDEX signin_accounts_by_last ON signin_accounts (last_failure);
+	CREATE TABLE signin_guessers (
+		account TEXT NOT NULL,
+		address TEXT NOT NULL,
+		PRIMARY KEY (account, address)
+	) WITHOUT ROWID;
+	CREATE TABLE signin_addresses (
+		address  TEXT NOT NULL PRIMARY KEY,
+		failures INTEGER NOT NULL,
+		since    INTEGER NOT NULL
+	) WITHOUT ROWID;
+	CREATE INDEX signin_addresses_by_since ON signin_addresses (since);
+	CREATE TABLE signin_known (
+		account TEXT NOT NULL,
+		address TEXT NOT NULL,
+		at      INTEGER NOT NULL,
+		PRIMARY KEY (account, address)
+	) WITHOUT ROWID;
+	CREATE INDEX signin_known_by_at ON signin_known (at);`,
+	// 4: GitHub deliveries already run, shared by the replicas (shared.go).
+	`CREATE TABLE webhook_deliveries (
+		delivery_key TEXT NOT NULL PRIMARY KEY,
+		at           INTEGER NOT NULL
+	) WITHOUT ROWID;
+	CREATE INDEX webhook_deliveries_by_at ON webhook_deliveries (at);`,
+	// 5: a version per project's task history, raised when summaries
+	// change without a Task object to tell the replicas (shared.go).
+	`CREATE TABLE task_history_versions (
+		project_id INTEGER NOT NULL PRIMARY KEY,
+		version    INTEGER NOT NULL
+	);`,
 }
 
 var postgresMigrations = []string{
@@ -130,6 +174,45 @@ var postgresMigrations = []string{
 		expired   BOOLEAN NOT NULL DEFAULT false
 	);
 	CREATE INDEX credentials_by_user ON credentials (user_id, kind);`,
+	// 3: sign-in limits shared by the replicas (shared.go). Times are
+	// microseconds since the epoch, as in SQLite, so that both backends
+	// run the same statements.
+	`CREATE TABLE signin_accounts (
+		account      TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+		failures     INTEGER NOT NULL,
+		last_failure BIGINT NOT NULL
+	);
+	CREATE INDEX signin_accounts_by_last ON signin_accounts (last_failure);
+	CREATE TABLE signin_guessers (
+		account TEXT COLLATE "C" NOT NULL,
+		address TEXT COLLATE "C" NOT NULL,
+		PRIMARY KEY (account, address)
+	);
+	CREATE TABLE signin_addresses (
+		address  TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+		failures INTEGER NOT NULL,
+		since    BIGINT NOT NULL
+	);
+	CREATE INDEX signin_addresses_by_since ON signin_addresses (since);
+	CREATE TABLE signin_known (
+		account TEXT COLLATE "C" NOT NULL,
+		address TEXT COLLATE "C" NOT NULL,
+		at      BIGINT NOT NULL,
+		PRIMARY KEY (account, address)
+	);
+	CREATE INDEX signin_known_by_at ON signin_known (at);`,
+	// 4: GitHub deliveries already run, shared by the replicas (shared.go).
+	`CREATE TABLE webhook_deliveries (
+		delivery_key TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+		at           BIGINT NOT NULL
+	);
+	CREATE INDEX webhook_deliveries_by_at ON webhook_deliveries (at);`,
+	// 5: a version per project's task history, raised when summaries
+	// change without a Task object to tell the replicas (shared.go).
+	`CREATE TABLE task_history_versions (
+		project_id BIGINT NOT NULL PRIMARY KEY,
+		version    BIGINT NOT NULL
+	);`,
 }
 
 // checkSchemaVersion refuses a database that a newer Bastion migrated:

@@ -30,6 +30,7 @@ type sqliteStore struct {
 	w, r   *sql.DB
 	insert *sql.Stmt // a full chunk of lines, prepared on the writer
 	closed atomic.Bool
+	sharedState
 }
 
 func openSQLite(ctx context.Context, path string) (Store, error) {
@@ -41,6 +42,7 @@ func openSQLite(ctx context.Context, path string) (Store, error) {
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
 	}
 	s := &sqliteStore{path: abs}
+	s.sharedState = sharedState{s}
 	// Output can hold a secret the runner failed to mask: only the
 	// manager's user may read the file. SQLite gives the -wal and -shm
 	// files the database file's mode, so creating it 0600 covers all three.

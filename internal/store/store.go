@@ -98,7 +98,8 @@ type Credential struct {
 	Expired bool
 }
 
-// Store keeps task output, task summaries, events and credentials.
+// Store keeps task output, task summaries, events, credentials, and the
+// sign-in limits and webhook deliveries that replicas share.
 type Store interface {
 	// AppendLines stores lines of a task. Idempotent by (task, Seq): a line
 	// whose Seq is already stored is ignored (the first copy wins), so a
@@ -151,6 +152,9 @@ type Store interface {
 	// holds except the one whose hash is keep ("" keeps none), and returns
 	// how many went: a password change ends the user's other sessions.
 	DeleteUserCredentials(ctx context.Context, userID int64, kind CredentialKind, keep string) (int64, error)
+
+	// Shared is the state every API replica must see alike (shared.go).
+	Shared
 
 	// Close releases the store; every later call returns ErrClosed.
 	Close() error

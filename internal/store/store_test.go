@@ -41,6 +41,16 @@ func BenchmarkAppendLines(b *testing.B) {
 	b.Run("postgres", func(b *testing.B) { storetest.BenchmarkAppendLines(b, openPostgres) })
 }
 
+func BenchmarkSignIn(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) { storetest.BenchmarkSignIn(b, openSQLite) })
+	b.Run("postgres", func(b *testing.B) { storetest.BenchmarkSignIn(b, openPostgres) })
+}
+
+func BenchmarkClaimDelivery(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) { storetest.BenchmarkClaimDelivery(b, openSQLite) })
+	b.Run("postgres", func(b *testing.B) { storetest.BenchmarkClaimDelivery(b, openPostgres) })
+}
+
 func TestOpen_choosesTheBackendByDSN(t *testing.T) {
 	dir := t.TempDir()
 	for _, dsn := range []string{

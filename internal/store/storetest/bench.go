@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/bastion-dev/bastion/internal/store"
 )
@@ -28,4 +29,37 @@ func BenchmarkAppendLines(b *testing.B, open Open) {
 		}
 	}
 	b.ReportMetric(float64(seq)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// BenchmarkSignIn measures what the sign-in limits cost a failed sign-in:
+// one SignInRecord and one SignInFailed, for accounts and addresses that
+// vary as a guessing botnet's do.
+func BenchmarkSignIn(b *testing.B, open Open) {
+	s := open(b)
+	n := 0
+	for b.Loop() {
+		n++
+		account, address := fmt.Sprintf("account-%d", n%500), fmt.Sprintf("198.51.100.%d", n%250)
+		if _, err := s.SignInRecord(b.Context(), account, address); err != nil {
+			b.Fatal(err)
+		}
+		f := store.SignInWindow{Now: base.Add(time.Duration(n) * time.Millisecond), Window: 15 * time.Minute, MaxGuessers: 256}
+		if err := s.SignInFailed(b.Context(), account, address, f); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkClaimDelivery measures a GitHub delivery's claim of its two keys.
+func BenchmarkClaimDelivery(b *testing.B, open Open) {
+	s := open(b)
+	n := 0
+	for b.Loop() {
+		n++
+		at := base.Add(time.Duration(n) * time.Millisecond)
+		keys := []string{fmt.Sprintf("uid/id/%d", n), fmt.Sprintf("uid/body/%d", n)}
+		if ok, err := s.ClaimDeliveries(b.Context(), keys, at, at.Add(-24*time.Hour)); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
 }

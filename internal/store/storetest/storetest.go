@@ -49,6 +49,16 @@ func Run(t *testing.T, open Open) {
 		{"RefusesInvalidCredentialArguments", testRefusesInvalidCredentialArguments},
 		{"ReturnsErrorsWhenClosed", testClosed},
 		{"ReturnsCredentialErrorsWhenClosed", testCredentialsWhenClosed},
+		{"CountsSignInFailuresInARunAndAWindow", testCountsSignInFailuresInARunAndAWindow},
+		{"EndsARunOnSignInAndRemembersTheAddress", testEndsARunOnSignInAndRemembersTheAddress},
+		{"BoundsTheGuessersOfAnAccount", testBoundsTheGuessersOfAnAccount},
+		{"CountsConcurrentSignInFailuresOneByOne", testCountsConcurrentSignInFailuresOneByOne},
+		{"PrunesSignInRecords", testPrunesSignInRecords},
+		{"ClaimsADeliveryOnceADay", testClaimsADeliveryOnceADay},
+		{"ClaimsADeliveryForOneOfConcurrentCallers", testClaimsADeliveryForOneOfConcurrentCallers},
+		{"RefusesInvalidSharedArguments", testRefusesInvalidSharedArguments},
+		{"ReturnsSharedStateErrorsWhenClosed", testSharedStateWhenClosed},
+		{"VersionsATaskHistory", testVersionsATaskHistory},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
