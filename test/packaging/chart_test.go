@@ -244,7 +244,7 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 // Settings that cannot work are refused at render time with the fix.
 func TestChart_refusesSettingsThatCannotWork(t *testing.T) {
 	for values, want := range map[string]string{
-		`replicaCount: 2`:                     "replicaCount > 1 needs store.type=postgres",
+		`replicaCount: 2`:                     "replicas=2 needs store.type=postgres",
 		`store: {type: postgres}`:             "store.type=postgres needs store.postgres.existingSecret",
 		`store: {type: mysql}`:                `store.type must be sqlite or postgres, not "mysql"`,
 		`oidc: {providers: [{id: corp}]}`:     "each oidc.providers entry needs id, issuer, clientID and clientSecretRef",
