@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -181,11 +182,20 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// wsLog collects the log frames the websocket delivers, by task.
+// wsLog collects the log frames the websocket delivers, by task, and the
+// statuses of its update frames.
 type wsLog struct {
-	mu    sync.Mutex
-	lines map[int64][]string
+	mu       sync.Mutex
+	lines    map[int64][]string
+	statuses map[int64][]string
+	// local is the connection's own address (which replica it reached:
+	// replicaOf), and closed is closed when the connection ends.
+	local  net.Addr
+	closed chan struct{}
+	conn   *websocket.Conn
 }
+
+func (w *wsLog) close() { w.conn.Close() }
 
 func (a *api) watch() *wsLog {
 	a.t.Helper()
@@ -203,25 +213,44 @@ func (a *api) watch() *wsLog {
 		a.t.Fatalf("opening the websocket: %v", err)
 	}
 	a.t.Cleanup(func() { conn.Close() })
-	w := &wsLog{lines: map[int64][]string{}}
+	w := &wsLog{lines: map[int64][]string{}, statuses: map[int64][]string{}, local: conn.LocalAddr(), closed: make(chan struct{}), conn: conn}
 	go func() {
+		defer close(w.closed)
 		for {
 			var f struct {
 				Type   string `json:"type"`
 				TaskID int64  `json:"task_id"`
 				Output string `json:"output"`
+				Status string `json:"status"`
 			}
 			if err := conn.ReadJSON(&f); err != nil {
 				return
 			}
-			if f.Type == "log" {
-				w.mu.Lock()
+			w.mu.Lock()
+			switch f.Type {
+			case "log":
 				w.lines[f.TaskID] = append(w.lines[f.TaskID], f.Output)
-				w.mu.Unlock()
+			case "update":
+				w.statuses[f.TaskID] = append(w.statuses[f.TaskID], f.Status)
 			}
+			w.mu.Unlock()
 		}
 	}()
 	return w
+}
+
+// statusesOf is the task's statuses as its update frames told them, a
+// repeat of the same status dropped.
+func (w *wsLog) statusesOf(task int64) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, s := range w.statuses[task] {
+		if len(out) == 0 || out[len(out)-1] != s {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (w *wsLog) of(task int64) []string {
