@@ -65,6 +65,9 @@ func TestChart_replicasDefaultToTwoOnPostgresAndOneOnSQLite(t *testing.T) {
 		{"postgres, replicas 1", postgres("replicas: 1"), 1, false},
 		{"postgres, replicaCount 3 (the old name)", postgres("replicaCount: 3"), 3, false},
 		{"sqlite, replicaCount 1 (the old name)", parseValues(t, "replicaCount: 1"), 1, true},
+		// An upgrade with --reuse-values from an older chart carries its
+		// replicaCount; replicas, set with it, wins.
+		{"postgres, replicaCount 1 and replicas 3", postgres("replicaCount: 1\nreplicas: 3"), 3, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			objs, _ := renderObjects(t, c.values)
@@ -188,7 +191,6 @@ func TestChart_refusesReplicasThatCannotWork(t *testing.T) {
 		`replicas: 2`:     "replicas=2 needs store.type=postgres: the SQLite file is on one ReadWriteOnce volume",
 		`replicaCount: 3`: "replicas=3 needs store.type=postgres",
 		"store: {type: postgres, postgres: {dsn: postgres://x}}\nleaderElection: false": "replicas=2 needs leaderElection=true",
-		"replicas: 2\nreplicaCount: 1": "replicas and replicaCount (its old name) disagree",
 	} {
 		_, err := render(t, parseValues(t, values))
 		if err == nil || !strings.Contains(err.Error(), want) {

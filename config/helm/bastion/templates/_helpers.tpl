@@ -71,8 +71,9 @@ app.kubernetes.io/component: manager
 {{- end }}
 
 {{/*
-The manager's replicas: replicas, else replicaCount (its old name), else
-2 on PostgreSQL and 1 on SQLite.
+The manager's replicas: replicas, else replicaCount (its old name, which
+an upgrade with --reuse-values carries over from an older chart), else 2
+on PostgreSQL and 1 on SQLite.
 */}}
 {{- define "bastion.replicas" -}}
 {{- if not (kindIs "invalid" .Values.replicas) }}
@@ -88,9 +89,6 @@ The manager's replicas: replicas, else replicaCount (its old name), else
 {{- define "bastion.validate" -}}
 {{- if not (has .Values.store.type (list "sqlite" "postgres")) }}
 {{- fail (printf "store.type must be sqlite or postgres, not %q" .Values.store.type) }}
-{{- end }}
-{{- if and (not (kindIs "invalid" .Values.replicas)) (not (kindIs "invalid" .Values.replicaCount)) (ne (int .Values.replicas) (int .Values.replicaCount)) }}
-{{- fail "replicas and replicaCount (its old name) disagree: set replicas only" }}
 {{- end }}
 {{- $replicas := int (include "bastion.replicas" .) }}
 {{- if and (gt $replicas 1) (eq .Values.store.type "sqlite") }}
