@@ -70,8 +70,11 @@ func TestChart_replicasDefaultToTwoOnPostgresAndOneOnSQLite(t *testing.T) {
 		{"postgres, replicaCount 1 and replicas 3", postgres("replicaCount: 1\nreplicas: 3"), 3, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			objs, _ := renderObjects(t, c.values)
+			objs, notes := renderObjects(t, c.values)
 			d := typedDeployment(t, objs)
+			if tellsLeader := strings.Contains(notes, "get lease bastion-manager.automation.bastion.dev"); tellsLeader != (c.replicas > 1) {
+				t.Errorf("NOTES.txt tells how to find the leader: %v, with %d replicas:\n%s", tellsLeader, c.replicas, notes)
+			}
 			if d.Spec.Replicas == nil || *d.Spec.Replicas != c.replicas {
 				t.Fatalf("replicas %v, want %d", d.Spec.Replicas, c.replicas)
 			}
@@ -171,6 +174,13 @@ func selects(t *testing.T, sel *metav1.LabelSelector, d *appsv1.Deployment) bool
 		t.Fatal(err)
 	}
 	return !s.Empty() && s.Matches(labels.Set(d.Spec.Template.Labels))
+}
+
+// The Lease NOTES.txt names is the one the manager takes.
+func TestChart_notesNameTheManagersLease(t *testing.T) {
+	if !strings.Contains(readRepoFile(t, "internal", "cmd", "manager.go"), `LeaderElectionID:        "bastion-manager.automation.bastion.dev"`) {
+		t.Error("the manager's Lease is no longer bastion-manager.automation.bastion.dev: change NOTES.txt, docs/install.md and test/cluster")
+	}
 }
 
 // Spread constraints given in values replace the chart's.
