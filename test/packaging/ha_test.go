@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"helm.sh/helm/v4/pkg/chart/common"
-	"helm.sh/helm/v4/pkg/chart/common/util"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/engine"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -249,17 +247,9 @@ func TestChart_singleSignOnCookieKeyIsSharedAndKeptAcrossUpgrades(t *testing.T) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), existing) })
-	chart, err := loader.Load(chartDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, err := util.ToRenderValues(chart, values, common.ReleaseOptions{
+	files, err := renderRelease(t, values, common.ReleaseOptions{
 		Name: releaseName, Namespace: releaseNamespace, Revision: 2, IsUpgrade: true,
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := engine.New(cfg).Render(chart, top)
+	}, engine.New(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
