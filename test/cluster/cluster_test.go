@@ -22,6 +22,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -257,7 +258,7 @@ func TestCluster_helmInstallTwoReplicasRunTasksAsPodsAndSurviveTheLeadersDeletio
 		t.Fatalf("the stopped task ran to its end:\n%s", strings.Join(out, "\n"))
 	}
 
-	// --- the leader's pod is deleted during a task: no line lost --------------
+	// --- the leader's pod is evicted during a task: no line lost --------------
 	// A websocket on the replica that stays; the runner posts through the
 	// Service to either replica, and to the survivor once the leader is
 	// gone: the survivor's clients get every line once, in order.
@@ -270,11 +271,17 @@ func TestCluster_helmInstallTwoReplicasRunTasksAsPodsAndSurviveTheLeadersDeletio
 	stays := watchOn(t, a, survivor)
 	counted := run(countTpl)
 	countedPod := seenRunningWithOutput(t, a, stays, cs, project.ID, counted, "line 5")
+	// Evicted, as a drain does: the PodDisruptionBudget lets the one go,
+	// and refuses the other until the leader's replacement is ready.
+	waitDisruptionsAllowed(t, cs, 1, time.Minute)
 	deleted := time.Now()
-	if err := cs.CoreV1().Pods(releaseNS).Delete(t.Context(), leader.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+	if err := evict(t, cs, leader); err != nil {
+		t.Fatalf("evicting the leader's pod %s: %v", leader.Name, err)
 	}
-	t.Logf("deleted the leader's pod %s (Lease holder %s) during task %d; %s stays", leader.Name, holder, counted, survivor.Name)
+	t.Logf("evicted the leader's pod %s (Lease holder %s) during task %d; %s stays", leader.Name, holder, counted, survivor.Name)
+	if err := evict(t, cs, survivor); !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("evicting the other replica %s too: %v, want the PodDisruptionBudget's refusal (429)", survivor.Name, err)
+	}
 	// A graceful stop gives the Lease up: the survivor (or the leader's
 	// replacement) takes it well within the 15 s a crash may take.
 	newHolder := waitNewLeader(t, cs, holder, 15*time.Second)

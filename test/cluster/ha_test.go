@@ -18,6 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -317,4 +318,30 @@ func watchOn(t *testing.T, a *api, pod *corev1.Pod) *wsLog {
 	}
 	t.Fatalf("40 websockets through the Service, none reached %s (%s)", pod.Name, pod.Status.PodIP)
 	return nil
+}
+
+// waitDisruptionsAllowed waits until the chart's PodDisruptionBudget allows
+// n evictions: the disruption controller has counted the ready replicas.
+func waitDisruptionsAllowed(t *testing.T, cs *kubernetes.Clientset, n int32, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	var last policyv1.PodDisruptionBudgetStatus
+	for time.Now().Before(deadline) {
+		pdb, err := cs.PolicyV1().PodDisruptionBudgets(releaseNS).Get(t.Context(), releaseName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the chart's PodDisruptionBudget: %v", err)
+		}
+		last = pdb.Status
+		if pdb.Status.ObservedGeneration >= pdb.Generation && pdb.Status.DisruptionsAllowed == n {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("the PodDisruptionBudget does not allow %d disruptions after %s: %+v", n, limit, last)
+}
+
+// evict asks the Eviction API to remove the pod, as kubectl drain does.
+func evict(t *testing.T, cs *kubernetes.Clientset, pod *corev1.Pod) error {
+	t.Helper()
+	return cs.CoreV1().Pods(pod.Namespace).EvictV1(t.Context(), &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}})
 }
