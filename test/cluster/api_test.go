@@ -92,20 +92,41 @@ func (a *api) must(method, path string, body any, want int, out any) {
 	}
 }
 
+// idNamed is the id of the item of the list named name. The list may come
+// from another replica than the write that made the item, which sees it
+// when its informer does (docs/architecture.md, "State across replicas":
+// milliseconds): it is asked again until the item is there.
 func (a *api) idNamed(path, name string) int64 {
 	a.t.Helper()
-	var items []struct {
-		ID   int64  `json:"id"`
-		Name string `json:"name"`
-	}
-	a.must("GET", path, nil, http.StatusOK, &items)
-	for _, it := range items {
-		if it.Name == name {
-			return it.ID
+	var id int64
+	a.eventually(fmt.Sprintf("GET %s has an item named %q", path, name), func() bool {
+		var items []struct {
+			ID   int64  `json:"id"`
+			Name string `json:"name"`
 		}
+		a.must("GET", path, nil, http.StatusOK, &items)
+		for _, it := range items {
+			if it.Name == name {
+				id = it.ID
+				return true
+			}
+		}
+		return false
+	})
+	return id
+}
+
+// eventually asks ok until it holds, for 10 s at most: what one replica
+// wrote reaches another's lists through its informers.
+func (a *api) eventually(what string, ok func() bool) {
+	a.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			a.t.Fatalf("after 10 s, still not: %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	a.t.Fatalf("GET %s has no item named %q", path, name)
-	return 0
 }
 
 type task struct {

@@ -234,10 +234,11 @@ func TestCluster_helmInstallTwoReplicasRunTasksAsPodsAndSurviveTheLeadersDeletio
 		t.Fatalf("a signed webhook = %d %s, want 204", code, data)
 	}
 	var last []task
-	a.must("GET", p+"/tasks/last?limit=1", nil, http.StatusOK, &last)
-	if len(last) != 1 || last[0].IntegrationID == nil || *last[0].IntegrationID != integration.ID {
-		t.Fatalf("the last task is %+v, want one started by integration %d", last, integration.ID)
-	}
+	a.eventually(fmt.Sprintf("the last task is one started by integration %d", integration.ID), func() bool {
+		last = nil
+		a.must("GET", p+"/tasks/last?limit=1", nil, http.StatusOK, &last)
+		return len(last) == 1 && last[0].IntegrationID != nil && *last[0].IntegrationID == integration.ID
+	})
 	hook := last[0].ID
 	hookPod := seenRunningWithOutput(t, a, ws, cs, project.ID, hook, "hello from bash")
 	checkPod(t, cs, hookPod)
