@@ -286,7 +286,7 @@ func TestCluster_helmInstallTwoReplicasRunTasksAsPodsAndSurviveTheLeadersDeletio
 	// A graceful stop gives the Lease up: the survivor (or the leader's
 	// replacement) takes it well within the 15 s a crash may take.
 	newHolder := waitNewLeader(t, cs, holder, 15*time.Second)
-	t.Logf("E2E TIMING: %s holds the Lease %s after the leader's pod was deleted", newHolder, time.Since(deleted).Round(100*time.Millisecond))
+	t.Logf("E2E TIMING: %s holds the Lease %s after the leader's pod was evicted", newHolder, time.Since(deleted).Round(100*time.Millisecond))
 	a.waitStatus(project.ID, counted, 3*time.Minute, "success")
 	// Read at once: the Job and its pods go 20 s after the end (jobTTL).
 	ranIn := taskPods(t, cs, countedPod)
