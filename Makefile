@@ -265,7 +265,7 @@ images: $(BASTION) $(TERRAFORM) ## Build the manager and runner images as OCI ar
 .PHONY: e2e-cluster
 # The test logs the time from this target's start to the first task's
 # success (docs/benchmarks.md): E2E_START is taken before anything builds.
-e2e-cluster: ## helm install on a fresh single-node cluster; tasks run as real pods (test/cluster). Tears it down after.
+e2e-cluster: ## helm install (2 replicas, PostgreSQL on the host) on a fresh single-node cluster; tasks run as real pods, the leader's pod is evicted mid-task (test/cluster). Tears it down after.
 	export E2E_START=$$(date +%s); \
 	$(MAKE) envtest-assets cluster-bins images && \
 	$(MAKE) cluster-down && \

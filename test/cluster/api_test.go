@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -91,20 +92,41 @@ func (a *api) must(method, path string, body any, want int, out any) {
 	}
 }
 
+// idNamed is the id of the item of the list named name. The list may come
+// from another replica than the write that made the item, which sees it
+// when its informer does (docs/architecture.md, "State across replicas":
+// milliseconds): it is asked again until the item is there.
 func (a *api) idNamed(path, name string) int64 {
 	a.t.Helper()
-	var items []struct {
-		ID   int64  `json:"id"`
-		Name string `json:"name"`
-	}
-	a.must("GET", path, nil, http.StatusOK, &items)
-	for _, it := range items {
-		if it.Name == name {
-			return it.ID
+	var id int64
+	a.eventually(fmt.Sprintf("GET %s has an item named %q", path, name), func() bool {
+		var items []struct {
+			ID   int64  `json:"id"`
+			Name string `json:"name"`
 		}
+		a.must("GET", path, nil, http.StatusOK, &items)
+		for _, it := range items {
+			if it.Name == name {
+				id = it.ID
+				return true
+			}
+		}
+		return false
+	})
+	return id
+}
+
+// eventually asks ok until it holds, for 10 s at most: what one replica
+// wrote reaches another's lists through its informers.
+func (a *api) eventually(what string, ok func() bool) {
+	a.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			a.t.Fatalf("after 10 s, still not: %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	a.t.Fatalf("GET %s has no item named %q", path, name)
-	return 0
 }
 
 type task struct {
@@ -181,11 +203,20 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// wsLog collects the log frames the websocket delivers, by task.
+// wsLog collects the log frames the websocket delivers, by task, and the
+// statuses of its update frames.
 type wsLog struct {
-	mu    sync.Mutex
-	lines map[int64][]string
+	mu       sync.Mutex
+	lines    map[int64][]string
+	statuses map[int64][]string
+	// local is the connection's own address (which replica it reached:
+	// replicaOf), and closed is closed when the connection ends.
+	local  net.Addr
+	closed chan struct{}
+	conn   *websocket.Conn
 }
+
+func (w *wsLog) close() { w.conn.Close() }
 
 func (a *api) watch() *wsLog {
 	a.t.Helper()
@@ -203,25 +234,44 @@ func (a *api) watch() *wsLog {
 		a.t.Fatalf("opening the websocket: %v", err)
 	}
 	a.t.Cleanup(func() { conn.Close() })
-	w := &wsLog{lines: map[int64][]string{}}
+	w := &wsLog{lines: map[int64][]string{}, statuses: map[int64][]string{}, local: conn.LocalAddr(), closed: make(chan struct{}), conn: conn}
 	go func() {
+		defer close(w.closed)
 		for {
 			var f struct {
 				Type   string `json:"type"`
 				TaskID int64  `json:"task_id"`
 				Output string `json:"output"`
+				Status string `json:"status"`
 			}
 			if err := conn.ReadJSON(&f); err != nil {
 				return
 			}
-			if f.Type == "log" {
-				w.mu.Lock()
+			w.mu.Lock()
+			switch f.Type {
+			case "log":
 				w.lines[f.TaskID] = append(w.lines[f.TaskID], f.Output)
-				w.mu.Unlock()
+			case "update":
+				w.statuses[f.TaskID] = append(w.statuses[f.TaskID], f.Status)
 			}
+			w.mu.Unlock()
 		}
 	}()
 	return w
+}
+
+// statusesOf is the task's statuses as its update frames told them, a
+// repeat of the same status dropped.
+func (w *wsLog) statusesOf(task int64) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, s := range w.statuses[task] {
+		if len(out) == 0 || out[len(out)-1] != s {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (w *wsLog) of(task int64) []string {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -141,14 +142,18 @@ func gitServer(t *testing.T) string {
 	return fmt.Sprintf("git://%s:%d/repo", bridgeIP, port)
 }
 
-func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T) {
+// The chart installed as for high availability (PostgreSQL, and the
+// default of 2 replicas with it): every request, websocket and runner
+// post goes through the Service to either replica.
+func TestCluster_helmInstallTwoReplicasRunTasksAsPodsAndSurviveTheLeadersDeletion(t *testing.T) {
 	start := time.Now()
 	e := mustEnv(t)
 	cs := clientset(t, e)
-	uninstall := install(t, e)
+	storeSecret(t, cs, hostPostgres(t))
+	uninstall := install(t, e, haValues(e))
 	defer uninstall()
-	manager := waitManager(t, cs, 3*time.Minute)
-	t.Logf("manager ready after %s", time.Since(start).Round(time.Second))
+	waitManagers(t, cs, 2, 3*time.Minute)
+	t.Logf("2 managers ready after %s", time.Since(start).Round(time.Second))
 
 	base := "http://" + managerIP
 	waitService(t, base, time.Minute)
@@ -229,10 +234,11 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 		t.Fatalf("a signed webhook = %d %s, want 204", code, data)
 	}
 	var last []task
-	a.must("GET", p+"/tasks/last?limit=1", nil, http.StatusOK, &last)
-	if len(last) != 1 || last[0].IntegrationID == nil || *last[0].IntegrationID != integration.ID {
-		t.Fatalf("the last task is %+v, want one started by integration %d", last, integration.ID)
-	}
+	a.eventually(fmt.Sprintf("the last task is one started by integration %d", integration.ID), func() bool {
+		last = nil
+		a.must("GET", p+"/tasks/last?limit=1", nil, http.StatusOK, &last)
+		return len(last) == 1 && last[0].IntegrationID != nil && *last[0].IntegrationID == integration.ID
+	})
 	hook := last[0].ID
 	hookPod := seenRunningWithOutput(t, a, ws, cs, project.ID, hook, "hello from bash")
 	checkPod(t, cs, hookPod)
@@ -253,35 +259,57 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 		t.Fatalf("the stopped task ran to its end:\n%s", strings.Join(out, "\n"))
 	}
 
-	// --- the manager restarts during a task: no line lost ---------------------
+	// --- the leader's pod is evicted during a task: no line lost --------------
+	// A websocket on the replica that stays; the runner posts through the
+	// Service to either replica, and to the survivor once the leader is
+	// gone: the survivor's clients get every line once, in order.
+	managers := waitManagers(t, cs, 2, time.Minute)
+	leader, holder := leaderOf(t, cs, managers)
+	survivor := &managers[0]
+	if survivor.Name == leader.Name {
+		survivor = &managers[1]
+	}
+	stays := watchOn(t, a, survivor)
 	counted := run(countTpl)
-	seenRunningWithOutput(t, a, ws, cs, project.ID, counted, "line 5")
-	if err := cs.CoreV1().Pods(releaseNS).Delete(t.Context(), manager.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+	countedPod := seenRunningWithOutput(t, a, stays, cs, project.ID, counted, "line 5")
+	// Evicted, as a drain does: the PodDisruptionBudget lets the one go,
+	// and refuses the other until the leader's replacement is ready.
+	waitDisruptionsAllowed(t, cs, 1, time.Minute)
+	deleted := time.Now()
+	if err := evict(t, cs, leader); err != nil {
+		t.Fatalf("evicting the leader's pod %s: %v", leader.Name, err)
 	}
-	t.Logf("deleted the manager pod %s during task %d", manager.Name, counted)
-	waitGone(t, cs, manager, 2*time.Minute)
-	waitManager(t, cs, 3*time.Minute)
-	a = signIn(t, base, "admin", adminPassword(t, cs)) // sessions are in the store, but be sure
-	// The old manager took its websockets with it: follow on a new one, as
-	// the console reconnects.
-	ws = a.watch()
+	t.Logf("evicted the leader's pod %s (Lease holder %s) during task %d; %s stays", leader.Name, holder, counted, survivor.Name)
+	if err := evict(t, cs, survivor); !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("evicting the other replica %s too: %v, want the PodDisruptionBudget's refusal (429)", survivor.Name, err)
+	}
+	// A graceful stop gives the Lease up: the survivor (or the leader's
+	// replacement) takes it well within the 15 s a crash may take.
+	newHolder := waitNewLeader(t, cs, holder, 15*time.Second)
+	t.Logf("E2E TIMING: %s holds the Lease %s after the leader's pod was evicted", newHolder, time.Since(deleted).Round(100*time.Millisecond))
 	a.waitStatus(project.ID, counted, 3*time.Minute, "success")
+	// Read at once: the Job and its pods go 20 s after the end (jobTTL).
+	ranIn := taskPods(t, cs, countedPod)
 	out := mustOutput(t, a, project.ID, counted, "count done")
-	var numbered []string
-	for _, l := range out {
-		if strings.HasPrefix(l, "line ") {
-			numbered = append(numbered, l)
-		}
+	numberedOnce(t, "the stored output", out)
+	sameOnWebsocket(t, stays, counted, out)
+	select {
+	case <-stays.closed:
+		t.Fatal("the websocket on the replica that stays was closed")
+	default:
 	}
-	for i := 1; i <= 60; i++ {
-		if len(numbered) < i || numbered[i-1] != fmt.Sprintf("line %d", i) {
-			t.Fatalf("after the manager's restart the output is not lines 1..60 once each, in order:\n%s", strings.Join(out, "\n"))
-		}
+	// It ended once: one success, after running, on the websocket; and one
+	// pod ran it.
+	if st := stays.statusesOf(counted); len(st) == 0 || st[len(st)-1] != "success" || slices.Index(st, "success") != len(st)-1 {
+		t.Errorf("task %d's statuses on the websocket %v, want them to end with one success", counted, st)
 	}
-	if len(numbered) != 60 {
-		t.Fatalf("%d numbered lines, want 60:\n%s", len(numbered), strings.Join(out, "\n"))
+	if len(ranIn) != 1 {
+		t.Errorf("task %d ran in %d pods %v, want 1", counted, len(ranIn), podNames(ranIn))
 	}
+	// The Deployment replaces the pod; the chart's spread schedules it on
+	// the one node.
+	waitManagers(t, cs, 2, 3*time.Minute)
+	ws = a.watch()
 
 	// --- ansible -----------------------------------------------------------
 	ansible := run(ansibleTpl)
@@ -298,6 +326,35 @@ func TestCluster_helmInstallRunTasksAsPodsAndSurviveAManagerRestart(t *testing.T
 	a.must("POST", fmt.Sprintf("%s/tasks/%d/confirm", p, tf), nil, http.StatusNoContent, nil)
 	a.waitStatus(project.ID, tf, 5*time.Minute, "success")
 	sameOnWebsocket(t, ws, tf, mustOutput(t, a, project.ID, tf, "Apply complete!"))
+}
+
+// numberedOnce: the count template's lines 1..60, once each, in order.
+func numberedOnce(t *testing.T, what string, out []string) {
+	t.Helper()
+	var numbered []string
+	for _, l := range out {
+		if strings.HasPrefix(l, "line ") {
+			numbered = append(numbered, l)
+		}
+	}
+	for i := 1; i <= 60; i++ {
+		if len(numbered) < i || numbered[i-1] != fmt.Sprintf("line %d", i) {
+			t.Fatalf("%s is not lines 1..60 once each, in order:\n%s", what, strings.Join(out, "\n"))
+		}
+	}
+	if len(numbered) != 60 {
+		t.Fatalf("%s has %d numbered lines, want 60:\n%s", what, len(numbered), strings.Join(out, "\n"))
+	}
+}
+
+// taskPods lists the pods of the task whose pod is given.
+func taskPods(t *testing.T, cs *kubernetes.Clientset, pod *corev1.Pod) []corev1.Pod {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(pod.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: labelTask + "=" + pod.Labels[labelTask]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pods.Items
 }
 
 // seenRunningWithOutput waits for the task's pod, and for output (a line

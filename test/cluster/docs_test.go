@@ -17,7 +17,9 @@ import (
 // command a reader types; the test installs through the Helm SDK. The two
 // must install the same thing: the doc's --set values, over the chart's
 // defaults, equal the test's values over the same defaults (but for the
-// short Job TTL that only the test wants, to watch a Job go).
+// short Job TTL that only the test wants, to watch a Job go, and the
+// PostgreSQL store the test lays over them, haValues, which the doc's
+// "High availability" section gives).
 func TestInstallDoc_throwawayClusterCommandIsWhatTheTestInstalls(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "install.md"))
 	if err != nil {

@@ -90,9 +90,9 @@ func values(e env) map[string]any {
 	}
 }
 
-// install runs `helm install` through the Helm SDK and returns the
+// install runs `helm install` of vals through the Helm SDK and returns the
 // uninstall.
-func install(t *testing.T, e env) func() {
+func install(t *testing.T, e env, vals map[string]any) func() {
 	t.Helper()
 	chart, err := loader.Load(filepath.Join("..", "..", "config", "helm", "bastion"))
 	if err != nil {
@@ -103,7 +103,7 @@ func install(t *testing.T, e env) func() {
 	in.ReleaseName, in.Namespace, in.CreateNamespace = releaseName, releaseNS, true
 	in.WaitStrategy, in.Timeout = kube.HookOnlyStrategy, 2*time.Minute
 	in.ServerSideApply = true
-	if _, err := in.RunWithContext(t.Context(), chart, values(e)); err != nil {
+	if _, err := in.RunWithContext(t.Context(), chart, vals); err != nil {
 		t.Fatalf("helm install: %v", err)
 	}
 	return func() {
@@ -119,33 +119,6 @@ func install(t *testing.T, e env) func() {
 			t.Errorf("deleting namespace %s: %v", releaseNS, err)
 		}
 	}
-}
-
-// waitManager waits until the manager's pod is ready, and tells why not.
-func waitManager(t *testing.T, cs *kubernetes.Clientset, limit time.Duration) *corev1.Pod {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	var last string
-	for time.Now().Before(deadline) {
-		pods, err := cs.CoreV1().Pods(releaseNS).List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=manager"})
-		if err == nil {
-			for i := range pods.Items {
-				p := &pods.Items[i]
-				if p.DeletionTimestamp != nil {
-					continue
-				}
-				last = describe(p)
-				for _, c := range p.Status.Conditions {
-					if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-						return p
-					}
-				}
-			}
-		}
-		time.Sleep(time.Second)
-	}
-	t.Fatalf("the manager is not ready after %s: %s", limit, last)
-	return nil
 }
 
 func describe(p *corev1.Pod) string {
@@ -171,3 +144,5 @@ func adminPassword(t *testing.T, cs *kubernetes.Clientset) string {
 }
 
 func gone(err error) bool { return apierrors.IsNotFound(err) }
+
+func exists(err error) bool { return apierrors.IsAlreadyExists(err) }

@@ -36,17 +36,25 @@ const (
 // would, with values merged over values.yaml.
 func render(t *testing.T, values map[string]any) (map[string]string, error) {
 	t.Helper()
+	return renderRelease(t, values, common.ReleaseOptions{
+		Name: releaseName, Namespace: releaseNamespace, Revision: 1, IsInstall: true,
+	}, engine.Engine{})
+}
+
+// renderRelease renders the chart for the release with eng: one made by
+// engine.New answers the templates' lookups from a cluster, as Helm does
+// on a real install or upgrade.
+func renderRelease(t *testing.T, values map[string]any, release common.ReleaseOptions, eng engine.Engine) (map[string]string, error) {
+	t.Helper()
 	chart, err := loader.Load(chartDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	top, err := util.ToRenderValues(chart, values, common.ReleaseOptions{
-		Name: releaseName, Namespace: releaseNamespace, Revision: 1, IsInstall: true,
-	}, nil)
+	top, err := util.ToRenderValues(chart, values, release, nil)
 	if err != nil {
 		return nil, err
 	}
-	return engine.Render(chart, top)
+	return eng.RenderWithContext(t.Context(), chart, top)
 }
 
 // renderObjects renders and decodes every manifest (not NOTES.txt).
@@ -244,7 +252,7 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 // Settings that cannot work are refused at render time with the fix.
 func TestChart_refusesSettingsThatCannotWork(t *testing.T) {
 	for values, want := range map[string]string{
-		`replicaCount: 2`:                     "replicaCount > 1 needs store.type=postgres",
+		`replicaCount: 2`:                     "replicas=2 needs store.type=postgres",
 		`store: {type: postgres}`:             "store.type=postgres needs store.postgres.existingSecret",
 		`store: {type: mysql}`:                `store.type must be sqlite or postgres, not "mysql"`,
 		`oidc: {providers: [{id: corp}]}`:     "each oidc.providers entry needs id, issuer, clientID and clientSecretRef",

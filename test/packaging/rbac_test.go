@@ -56,6 +56,9 @@ var managerNeeds = []access{
 	{"patch", "automation.bastion.dev", "schedules", "status", projectNS},
 	{"create", "events.k8s.io", "events", "", projectNS},
 	{"patch", "networking.k8s.io", "networkpolicies", "", projectNS},
+	// Leader election among replicas: the Lease in the release namespace.
+	{"get", "coordination.k8s.io", "leases", "", releaseNamespace},
+	{"create", "coordination.k8s.io", "leases", "", releaseNamespace},
 	{"update", "coordination.k8s.io", "leases", "", releaseNamespace},
 }
 

@@ -70,16 +70,32 @@ app.kubernetes.io/component: manager
 {{- default (printf "%s-store" (include "bastion.fullname" .)) .Values.store.postgres.existingSecret }}
 {{- end }}
 
+{{/*
+The manager's replicas: replicas, else replicaCount (its old name, which
+an upgrade with --reuse-values carries over from an older chart), else 2
+on PostgreSQL and 1 on SQLite.
+*/}}
+{{- define "bastion.replicas" -}}
+{{- if not (kindIs "invalid" .Values.replicas) }}
+{{- int .Values.replicas }}
+{{- else if not (kindIs "invalid" .Values.replicaCount) }}
+{{- int .Values.replicaCount }}
+{{- else }}
+{{- ternary 2 1 (eq .Values.store.type "postgres") }}
+{{- end }}
+{{- end }}
+
 {{/* Settings that cannot work together fail the render, with the fix. */}}
 {{- define "bastion.validate" -}}
 {{- if not (has .Values.store.type (list "sqlite" "postgres")) }}
 {{- fail (printf "store.type must be sqlite or postgres, not %q" .Values.store.type) }}
 {{- end }}
-{{- if and (gt (int .Values.replicaCount) 1) (eq .Values.store.type "sqlite") }}
-{{- fail "replicaCount > 1 needs store.type=postgres: the SQLite file is on one ReadWriteOnce volume" }}
+{{- $replicas := int (include "bastion.replicas" .) }}
+{{- if and (gt $replicas 1) (eq .Values.store.type "sqlite") }}
+{{- fail (printf "replicas=%d needs store.type=postgres: the SQLite file is on one ReadWriteOnce volume, which one manager writes (set replicas=1, or use PostgreSQL)" $replicas) }}
 {{- end }}
-{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection) }}
-{{- fail "replicaCount > 1 needs leaderElection=true: only one replica may run the controllers" }}
+{{- if and (gt $replicas 1) (not .Values.leaderElection) }}
+{{- fail (printf "replicas=%d needs leaderElection=true: only one replica may run the controllers" $replicas) }}
 {{- end }}
 {{- if and (eq .Values.store.type "postgres") (not .Values.store.postgres.existingSecret) (not .Values.store.postgres.dsn) }}
 {{- fail "store.type=postgres needs store.postgres.existingSecret (a Secret with the DSN) or store.postgres.dsn" }}
