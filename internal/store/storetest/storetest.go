@@ -47,6 +47,9 @@ func Run(t *testing.T, open Open) {
 		{"DeletesOneCredential", testDeletesOneCredential},
 		{"DeletesAUsersOtherCredentials", testDeletesAUsersOtherCredentials},
 		{"RefusesInvalidCredentialArguments", testRefusesInvalidCredentialArguments},
+		{"FeedReportsEachAdvanceOnceAfterCommit", testFeedReportsEachAdvance},
+		{"FeedMergesReportsForASlowWatcher", testFeedMergesForASlowWatcher},
+		{"FeedEndsWithItsContextAndTheStore", testFeedEnds},
 		{"ReturnsErrorsWhenClosed", testClosed},
 		{"ReturnsCredentialErrorsWhenClosed", testCredentialsWhenClosed},
 	}
