@@ -58,6 +58,9 @@ func newPipeline(b *testing.B) *pipeline {
 		b.Fatal(err)
 	}
 	live := hub.New()
+	if err := PublishLines(b.Context(), nil, nil, output, live); err != nil {
+		b.Fatal(err)
+	}
 	allow := func(*http.Request) (func(int64) bool, bool) { return func(int64) bool { return true }, true }
 	// The client's queue is raised from 4,096 messages: a benchmark client
 	// sharing the two cores with the whole pipeline falls that far behind

@@ -56,19 +56,11 @@ func (u *taskUpdates) changed(ctx context.Context, old, task *bastionv1.Task) {
 	if task.Status.Status == "" {
 		return // not initialized yet: nothing a client could show
 	}
-	taskID, ok := ids.FromLabels(task)
-	if !ok {
-		return // the id comes with the next change
+	key, err := storeKey(ctx, u.reader, task)
+	if err != nil {
+		return // the ids come with the next change
 	}
-	project := &bastionv1.Project{}
-	if err := u.reader.Get(ctx, client.ObjectKey{Name: bastionv1.ProjectOfNamespace(task.Namespace)}, project); err != nil {
-		return
-	}
-	projectID, ok := ids.FromLabels(project)
-	if !ok {
-		return
-	}
-	update := hub.TaskUpdate{TaskID: taskID, ProjectID: projectID, Status: string(task.Status.Status)}
+	update := hub.TaskUpdate{TaskID: key.TaskID, ProjectID: key.ProjectID, Status: string(task.Status.Status)}
 	template := &bastionv1.Template{}
 	if u.reader.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: task.Spec.TemplateRef.Name}, template) == nil {
 		update.TemplateID, _ = ids.FromLabels(template)
