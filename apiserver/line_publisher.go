@@ -46,7 +46,14 @@ type linePublisher struct {
 type followed struct {
 	mu        sync.Mutex
 	delivered int64 // the last line put on the hub
-	gone      bool  // the task ended and its last lines were delivered
+	ended     bool  // the task ended: dropped once its last lines went out
+	gone      bool  // dropped
+	// While the store cannot be read, the task is read again after a
+	// pause: a catch-up that fails (PostgreSQL just came back, and the
+	// pool still holds dead connections) must not strand its lines.
+	failing bool
+	pause   time.Duration
+	retry   bool // a read again is scheduled
 }
 
 // publishPage is how many lines a read from the store takes at a time.
@@ -79,7 +86,7 @@ func (p *linePublisher) report(ctx context.Context, r store.LinesStored) {
 	if r.CatchUp {
 		for key, f := range p.following() {
 			f.mu.Lock()
-			p.deliver(ctx, key, f, math.MaxInt64, nil, 0)
+			p.catchUp(ctx, key, f)
 			f.mu.Unlock()
 		}
 		return
@@ -90,7 +97,55 @@ func (p *linePublisher) report(ctx context.Context, r store.LinesStored) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p.deliver(ctx, r.Task, f, r.To, r.Lines, r.From)
+	p.attempt(ctx, r.Task, f, r.To, r.Lines, r.From)
+}
+
+// catchUp delivers every line of the task stored after f.delivered, and
+// drops an ended task once that worked. The caller holds f.mu.
+func (p *linePublisher) catchUp(ctx context.Context, key store.TaskKey, f *followed) {
+	if p.attempt(ctx, key, f, math.MaxInt64, nil, 0) && f.ended {
+		p.drop(key, f)
+	}
+}
+
+// Pauses before the store is read again for a task after a failure.
+const (
+	retryMin = 250 * time.Millisecond
+	retryMax = 10 * time.Second
+)
+
+// attempt is deliver, with a catch-up of the task scheduled when the store
+// could not be read. It logs the first failure and the recovery, not every
+// retry. The caller holds f.mu.
+func (p *linePublisher) attempt(ctx context.Context, key store.TaskKey, f *followed, upTo int64, lines []store.Line, from int64) bool {
+	err := p.deliver(ctx, key, f, upTo, lines, from)
+	switch {
+	case err == nil:
+		if f.failing {
+			p.log.Info("publishing a task's output live again", "project", key.ProjectID, "id", key.TaskID, "delivered", f.delivered)
+		}
+		f.failing, f.pause = false, 0
+		return true
+	case ctx.Err() != nil || errors.Is(err, store.ErrClosed):
+		return false // shutting down
+	}
+	if !f.failing {
+		p.log.Error(err, "cannot read a task's output to publish it live; reading it again shortly",
+			"project", key.ProjectID, "id", key.TaskID, "delivered", f.delivered)
+		f.failing = true
+	}
+	if !f.retry {
+		f.retry, f.pause = true, min(max(2*f.pause, retryMin), retryMax)
+		time.AfterFunc(f.pause, func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.retry = false
+			if !f.gone {
+				p.catchUp(ctx, key, f)
+			}
+		})
+	}
+	return false
 }
 
 // follow is the state of a task, made on its first report: the lines
@@ -124,27 +179,26 @@ func (p *linePublisher) following() map[store.TaskKey]*followed {
 // deliver puts the task's lines after f.delivered, up to upTo, on the hub:
 // lines, the lines from+1..upTo the report carried, when they reach back
 // far enough (the batch this replica stored: no read), else what the
-// store holds. The caller holds f.mu.
-func (p *linePublisher) deliver(ctx context.Context, key store.TaskKey, f *followed, upTo int64, lines []store.Line, from int64) {
+// store holds. An error (the store cannot be read) leaves f where it was.
+// The caller holds f.mu.
+func (p *linePublisher) deliver(ctx context.Context, key store.TaskKey, f *followed, upTo int64, lines []store.Line, from int64) error {
 	if f.gone || upTo <= f.delivered {
-		return
+		return nil
 	}
 	if lines != nil && from <= f.delivered {
 		p.publish(key, f, lines[f.delivered-from:])
-		return
+		return nil
 	}
 	for f.delivered < upTo {
 		page, err := p.store.Lines(ctx, key, int(f.delivered), int(min(upTo-f.delivered, publishPage)))
 		if err != nil {
-			// The next report of the task, or its last catch-up, reads
-			// from the same line again.
-			p.log.Error(err, "cannot read output to publish it live", "project", key.ProjectID, "id", key.TaskID)
-			return
+			return err
 		}
 		if n := p.publish(key, f, page); n < len(page) || len(page) < publishPage {
-			return // a gap, or nothing more stored
+			return nil // a gap, or nothing more stored
 		}
 	}
+	return nil
 }
 
 // publish puts the run of lines that follows f.delivered on the hub and
@@ -191,10 +245,11 @@ func (p *linePublisher) finishEnded(ctx context.Context, informers cache.Informe
 
 // finish delivers the task's last lines and forgets it. Later reports of
 // it (a notification still on its way) are ignored: their lines went out.
+// If the store cannot be read now, the task stays followed until a read
+// again delivers them.
 func (p *linePublisher) finish(ctx context.Context, key store.TaskKey) {
 	p.mu.Lock()
 	f := p.tasks[key]
-	delete(p.tasks, key)
 	p.ended.add(key, time.Now())
 	p.mu.Unlock()
 	if f == nil {
@@ -202,8 +257,19 @@ func (p *linePublisher) finish(ctx context.Context, key store.TaskKey) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p.deliver(ctx, key, f, math.MaxInt64, nil, 0)
+	f.ended = true
+	p.catchUp(ctx, key, f)
+}
+
+// drop forgets a task that ended once its last lines went out. The caller
+// holds f.mu.
+func (p *linePublisher) drop(key store.TaskKey, f *followed) {
 	f.gone = true
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tasks[key] == f {
+		delete(p.tasks, key)
+	}
 }
 
 // endedTasks remembers the tasks that ended in the last endedMemory, so a
