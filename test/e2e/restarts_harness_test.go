@@ -151,16 +151,18 @@ func (c *cluster) restartAPIServer(down time.Duration) {
 // managerProc is `bastion manager` with the local launcher; each start is
 // a new process on the same port, store and runs directory.
 type managerProc struct {
-	t        *testing.T
-	url      string
-	args     []string
-	env      []string
-	dir      string
-	runs     string
-	password string
-	starts   int
-	cmd      *exec.Cmd
-	done     chan struct{}
+	t          *testing.T
+	name       string // in logs; POD_NAME of a replica of the HA test bed
+	url        string
+	metricsURL string // "" when its metrics are off
+	args       []string
+	env        []string
+	dir        string
+	runs       string
+	password   string
+	starts     int
+	cmd        *exec.Cmd
+	done       chan struct{}
 }
 
 func newManagerProc(t *testing.T, c *cluster) *managerProc {
