@@ -83,10 +83,7 @@ func startReplica(t *testing.T, e *apiEnv, name, dsn string) *replica {
 	}
 	live := hub.New()
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := apiserver.PublishTaskUpdates(ctx, mgr.GetCache(), live); err != nil {
-		t.Fatal(err)
-	}
-	if err := apiserver.PublishLines(ctx, mgr.GetCache(), mgr.GetCache(), st, live); err != nil {
+	if err := apiserver.PublishLive(ctx, mgr.GetCache(), st, live); err != nil {
 		t.Fatal(err)
 	}
 	all := func(*http.Request) (func(int64) bool, bool) { return hub.All, true }

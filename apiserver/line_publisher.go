@@ -64,14 +64,19 @@ const publishPage = 1000
 // in benchmarks) tells it when a task ends; reader (the same cache) names
 // the task's project.
 func PublishLines(ctx context.Context, informers cache.Informers, reader client.Reader, st store.Store, h *hub.Hub) error {
+	_, err := startLinePublisher(ctx, informers, reader, st, h)
+	return err
+}
+
+func startLinePublisher(ctx context.Context, informers cache.Informers, reader client.Reader, st store.Store, h *hub.Hub) (*linePublisher, error) {
 	p := &linePublisher{store: st, hub: h, log: logAPI().WithName("lines"), tasks: map[store.TaskKey]*followed{}}
 	if informers != nil {
 		if err := p.finishEnded(ctx, informers, reader); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	go p.run(ctx)
-	return nil
+	return p, nil
 }
 
 func (p *linePublisher) run(ctx context.Context) {
