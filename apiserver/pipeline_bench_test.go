@@ -160,9 +160,14 @@ func roundRobin(b *testing.B, targets []string) string {
 	for i, t := range targets {
 		parsed[i], _ = url.Parse(t)
 	}
-	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(parsed[next.Add(1)%uint64(len(parsed))])
-	}})
+	proxy := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(parsed[next.Add(1)%uint64(len(parsed))]) },
+		// The runner's last request is cut when the benchmark ends; the
+		// runner would retry, so it is no news.
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+		},
+	})
 	b.Cleanup(proxy.Close)
 	return proxy.URL
 }
