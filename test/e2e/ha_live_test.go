@@ -93,17 +93,19 @@ func waitFeedListeners(t *testing.T, h *haCluster, n int) {
 	})
 }
 
-// followUpdates is follow, recording the statuses of every update frame.
+// followUpdates is follow, also recording in updates (unless nil) the
+// status of every update frame of the task.
 func followUpdates(t *testing.T, conn *websocket.Conn, projectID, taskID int64, limit time.Duration, updates *[]string) (string, []string) {
 	t.Helper()
 	if err := conn.SetReadDeadline(time.Now().Add(limit)); err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
+	status := ""
 	for {
 		var f wsFrame
 		if err := conn.ReadJSON(&f); err != nil {
-			t.Fatalf("following task %d: %v (updates %v, %d lines)", taskID, err, *updates, len(lines))
+			t.Fatalf("following task %d: %v (last status %q, %d lines)", taskID, err, status, len(lines))
 		}
 		if f.ProjectID != projectID || f.TaskID != taskID {
 			continue
@@ -112,9 +114,11 @@ func followUpdates(t *testing.T, conn *websocket.Conn, projectID, taskID int64, 
 		case "log":
 			lines = append(lines, f.Output)
 		case "update":
-			*updates = append(*updates, f.Status)
-			if finished(f.Status) {
-				return f.Status, lines
+			if status = f.Status; updates != nil {
+				*updates = append(*updates, status)
+			}
+			if finished(status) {
+				return status, lines
 			}
 		}
 	}
