@@ -123,8 +123,11 @@ func newRelEnv(t *testing.T, st store.Store, n int, ws WSOptions, sndbuf int) *r
 	k8s := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(withStatus...).Build()
 
 	live := hub.New()
+	if err := PublishLines(t.Context(), nil, nil, st, live); err != nil {
+		t.Fatal(err)
+	}
 	logs := &lockedLog{}
-	events := newRunnerEvents(Options{Client: k8s, Reader: k8s, Store: st, Hub: live})
+	events := newRunnerEvents(Options{Client: k8s, Reader: k8s, Store: st})
 	events.log = funcr.New(logs.add, funcr.Options{})
 	mux := chi.NewRouter()
 	mux.Mount("/api/runner", events.routes())

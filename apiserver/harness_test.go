@@ -228,10 +228,14 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 	}
 	clock := &testClock{}
 	userStore := &users.Store{Client: mgr.GetClient(), Namespace: managerNamespace, IDs: alloc, Now: clock.Now}
+	live := hub.New()
+	if err := apiserver.PublishLines(context.Background(), mgr.GetCache(), mgr.GetCache(), st, live); err != nil {
+		return nil, stops, err
+	}
 	srv := httptest.NewUnstartedServer(nil)
 	opts := apiserver.Options{
 		Version: "test", PublicURL: "http://" + srv.Listener.Addr().String(),
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Keys: keys, Store: st, Hub: hub.New(),
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Keys: keys, Store: st, Hub: live,
 		Users: userStore, IDs: alloc, ManagerNamespace: managerNamespace,
 		Auth: apiserver.AuthOptions{Now: clock.Now},
 	}

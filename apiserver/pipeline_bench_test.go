@@ -8,10 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -27,19 +30,30 @@ import (
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/runner"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/store/pgtest"
 )
 
 // pipeline is the whole path of a line: the runner's Streamer, HTTP, the
-// manager's runner endpoint, the SQLite store, the hub and a websocket
-// client. Only the Kubernetes reads of the endpoint (the task, its project
-// and its token: three reads a batch) are answered from memory.
+// manager's runner endpoint, the store, its line feed, the publisher, the
+// hub and a websocket client. Only the Kubernetes reads of the endpoint
+// (the task, its project and its token: three reads a batch) are answered
+// from memory.
 type pipeline struct {
 	streamer *runner.Streamer
 	ws       *websocket.Conn
 	cancel   context.CancelFunc
 }
 
+// newPipeline is one manager on SQLite.
 func newPipeline(b *testing.B) *pipeline {
+	b.Helper()
+	return newPipelineOver(b, []string{"sqlite://" + filepath.Join(b.TempDir(), "bench.db")}, []int{0}, 0)
+}
+
+// newPipelineOver runs one API server per DSN, as replicas (PostgreSQL:
+// the same database). The runner posts to the replicas runnerTo, in turn
+// batch after batch; the websocket client is on replica clientOn.
+func newPipelineOver(b *testing.B, dsns []string, runnerTo []int, clientOn int) *pipeline {
 	b.Helper()
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
@@ -53,35 +67,109 @@ func newPipeline(b *testing.B) *pipeline {
 		OwnerReferences: []metav1.OwnerReference{taskController(task)}}, Data: map[string][]byte{"token": []byte("tok")}}
 	k8s := fake.NewClientBuilder().WithScheme(scheme).WithObjects(task, project, token).WithStatusSubresource(task).Build()
 
-	output, err := store.Open(context.Background(), "sqlite://"+filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
+	var urls []string
+	var stores []store.Store
+	for _, dsn := range dsns {
+		output, err := store.Open(context.Background(), dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		live := hub.New()
+		if err := PublishLines(b.Context(), nil, nil, output, live); err != nil {
+			b.Fatal(err)
+		}
+		allow := func(*http.Request) (func(int64) bool, bool) { return func(int64) bool { return true }, true }
+		// The client's queue is raised from 4,096 messages: a benchmark client
+		// sharing the two cores with the whole pipeline falls that far behind
+		// during a 200,000 lines/s burst, and the server rightly drops such a
+		// client (it would re-read /output). What is measured here is the
+		// pipeline's rate, not that policy.
+		srv := httptest.NewServer(New(Options{Console: fstest.MapFS{}, Client: k8s, Reader: k8s, Store: output, Hub: live,
+			WSAuth: allow, WS: WSOptions{Buffer: 2_000_000}}))
+		b.Cleanup(func() {
+			live.Close()
+			srv.Close()
+			output.Close()
+		})
+		urls, stores = append(urls, srv.URL), append(stores, output)
 	}
-	live := hub.New()
-	allow := func(*http.Request) (func(int64) bool, bool) { return func(int64) bool { return true }, true }
-	// The client's queue is raised from 4,096 messages: a benchmark client
-	// sharing the two cores with the whole pipeline falls that far behind
-	// during a 200,000 lines/s burst, and the server rightly drops such a
-	// client (it would re-read /output). What is measured here is the
-	// pipeline's rate, not that policy.
-	srv := httptest.NewServer(New(Options{Console: fstest.MapFS{}, Client: k8s, Reader: k8s, Store: output, Hub: live,
-		WSAuth: allow, WS: WSOptions{Buffer: 2_000_000}}))
 
-	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/api/ws", http.Header{"Origin": {srv.URL}})
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(urls[clientOn], "http")+"/api/ws", http.Header{"Origin": {urls[clientOn]}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := runner.NewStreamer(srv.URL, "bastion-bench", "t1", "tok", io.Discard)
+	b.Cleanup(func() { ws.Close() })
+	waitFeedLive(b, stores[runnerTo[0]], ws)
+	var targets []string
+	for _, i := range runnerTo {
+		targets = append(targets, urls[i])
+	}
+	s := runner.NewStreamer(roundRobin(b, targets), "bastion-bench", "t1", "tok", io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	go s.Run(ctx)
-	b.Cleanup(func() {
-		cancel()
-		ws.Close()
-		srv.Close()
-		live.Close()
-		output.Close()
-	})
+	b.Cleanup(cancel)
 	return &pipeline{streamer: s, ws: ws, cancel: cancel}
+}
+
+// benchProbe is a task of no benchmark: lines stored for it show that the
+// client's replica hears the feed.
+var benchProbe = store.TaskKey{ProjectID: 3, TaskID: 1 << 40}
+
+// waitFeedLive stores probe lines until the client receives one: from
+// then on the client's replica hears every report (a PostgreSQL listener
+// connects after the server starts). readLogs counts the task's lines
+// only, so a late probe line does not count.
+func waitFeedLive(b *testing.B, st store.Store, ws *websocket.Conn) {
+	b.Helper()
+	probe := []byte(fmt.Sprintf(`{"type":"log","task_id":%d,`, benchProbe.TaskID))
+	seen := make(chan error, 1)
+	go func() {
+		for {
+			_, data, err := ws.ReadMessage()
+			if err != nil || bytes.HasPrefix(data, probe) {
+				seen <- err
+				return
+			}
+		}
+	}()
+	for seq := int64(1); seq <= 100; seq++ {
+		if err := st.AppendLines(b.Context(), benchProbe, []store.Line{{Seq: seq, Time: time.Now(), Output: "probe"}}); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case err := <-seen:
+			if err != nil {
+				b.Fatal(err)
+			}
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	b.Fatal("the client's replica published no probe line in 100 tries")
+}
+
+// roundRobin is the URL a runner posts to: a single target itself, else a
+// proxy that sends each request to the next target in turn, as a load
+// balancer in front of replicas does.
+func roundRobin(b *testing.B, targets []string) string {
+	if len(targets) == 1 {
+		return targets[0]
+	}
+	var next atomic.Uint64
+	parsed := make([]*url.URL, len(targets))
+	for i, t := range targets {
+		parsed[i], _ = url.Parse(t)
+	}
+	proxy := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(parsed[next.Add(1)%uint64(len(parsed))]) },
+		// The runner's last request is cut when the benchmark ends; the
+		// runner would retry, so it is no news.
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+		},
+	})
+	b.Cleanup(proxy.Close)
+	return proxy.URL
 }
 
 // readLogs reads n log frames and calls fn with each output; with a nil
@@ -89,7 +177,7 @@ func newPipeline(b *testing.B) *pipeline {
 // the client spends its share of the two cores on reading, not parsing.
 // It runs on its own goroutine, so it returns its error.
 func (p *pipeline) readLogs(n int, fn func(output string)) error {
-	logPrefix := []byte(`{"type":"log"`)
+	logPrefix := []byte(`{"type":"log","task_id":7,`)
 	var frame struct {
 		Type   string `json:"type"`
 		Output string `json:"output"`
@@ -122,7 +210,29 @@ func (p *pipeline) readLogs(n int, fn func(output string)) error {
 //
 //	go test ./apiserver -run '^$' -bench PipelineThroughput -benchtime 1x
 func BenchmarkPipelineThroughput(b *testing.B) {
-	const lines = 1_000_000
+	benchThroughput(b, 1_000_000, newPipeline)
+}
+
+// BenchmarkHAPipelineThroughput: three replicas on one PostgreSQL; the
+// runner's batches go to each in turn (a round-robin balancer), the client
+// is on the third. 200,000 lines: PostgreSQL runs on the same two cores.
+// replicas=1 is one manager on PostgreSQL, for comparison.
+//
+//	go test ./apiserver -run '^$' -bench HAPipelineThroughput -benchtime 1x
+func BenchmarkHAPipelineThroughput(b *testing.B) {
+	b.Run("replicas=1", func(b *testing.B) {
+		dsn := benchPostgres(b)
+		benchThroughput(b, 200_000, func(b *testing.B) *pipeline { return newPipelineOver(b, []string{dsn}, []int{0}, 0) })
+	})
+	b.Run("replicas=3", func(b *testing.B) {
+		dsn := benchPostgres(b)
+		benchThroughput(b, 200_000, func(b *testing.B) *pipeline {
+			return newPipelineOver(b, []string{dsn, dsn, dsn}, []int{0, 1, 2}, 2)
+		})
+	})
+}
+
+func benchThroughput(b *testing.B, lines int, newPipeline func(*testing.B) *pipeline) {
 	for i := 0; i < b.N; i++ {
 		p := newPipeline(b)
 		start := time.Now()
@@ -135,8 +245,8 @@ func BenchmarkPipelineThroughput(b *testing.B) {
 			b.Fatal(err)
 		}
 		elapsed := time.Since(start)
-		b.ReportMetric(lines/elapsed.Seconds(), "lines/s")
-		b.ReportMetric(elapsed.Seconds(), "s/1M-lines")
+		b.ReportMetric(float64(lines)/elapsed.Seconds(), "lines/s")
+		b.ReportMetric(elapsed.Seconds()*1e6/float64(lines), "s/1M-lines")
 	}
 }
 
@@ -146,6 +256,39 @@ func BenchmarkPipelineThroughput(b *testing.B) {
 //
 //	go test ./apiserver -run '^$' -bench PipelineLatency -benchtime 1x
 func BenchmarkPipelineLatency(b *testing.B) {
+	benchLatency(b, newPipeline)
+}
+
+// BenchmarkHAPipelineLatency: the same on PostgreSQL with two replicas,
+// the runner posting to the first. client=other: the client is on the
+// second, which learns of each batch from the line feed (NOTIFY) and reads
+// it from the database; client=same: on the first, for comparison.
+//
+//	go test ./apiserver -run '^$' -bench HAPipelineLatency -benchtime 1x
+func BenchmarkHAPipelineLatency(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		clientOn int
+	}{{"client=other", 1}, {"client=same", 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			dsn := benchPostgres(b)
+			benchLatency(b, func(b *testing.B) *pipeline { return newPipelineOver(b, []string{dsn, dsn}, []int{0}, c.clientOn) })
+		})
+	}
+}
+
+// benchPostgres starts a PostgreSQL server for a benchmark and returns
+// the DSN of a fresh database.
+func benchPostgres(b *testing.B) string {
+	srv, err := pgtest.Start()
+	if err != nil {
+		b.Fatalf("PostgreSQL for the benchmark: %v", err)
+	}
+	b.Cleanup(func() { srv.Close() })
+	return srv.NewDatabase(b)
+}
+
+func benchLatency(b *testing.B, newPipeline func(*testing.B) *pipeline) {
 	const lines = 5000 // five seconds at 1,000 lines/s
 	for i := 0; i < b.N; i++ {
 		p := newPipeline(b)

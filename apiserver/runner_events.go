@@ -1,12 +1,14 @@
 package apiserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -21,8 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
-	"github.com/bastion-dev/bastion/internal/hub"
-	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/metrics"
 	"github.com/bastion-dev/bastion/internal/runproto"
 	"github.com/bastion-dev/bastion/internal/runspec"
@@ -30,19 +30,20 @@ import (
 )
 
 // runnerEvents receives runners' batches (internal/runproto): it stores
-// the lines, publishes them live, records the facts of the run (phase,
-// commit, exit) in the Task's status.run,
-// and answers with the ack and the user's confirm or stop.
+// the lines, records the facts of the run (phase, commit, exit) in the
+// Task's status.run, and answers with the ack and the user's confirm or
+// stop. It does not publish the lines: a runner may post each batch to
+// another replica, so every replica's linePublisher reads them from the
+// store when the store's line feed reports them (line_publisher.go).
 //
-// What it keeps per task (the token, the last line published, whether the
-// store failed) lives in one taskState, dropped the moment the Task is seen
+// What it keeps per task (the token, the last ack, whether the store
+// failed) lives in one taskState, dropped the moment the Task is seen
 // finished or deleted: a finished task's token opens nothing, even though
 // this cache read it, and 5,000 tasks leave nothing behind.
 type runnerEvents struct {
 	client client.Client // cached reads of Tasks and Projects; status writes
 	reader client.Reader // reads around the cache: the input Secret's token
 	store  store.Store
-	hub    *hub.Hub
 	log    logr.Logger // the API's logger when zero
 
 	mu    sync.Mutex
@@ -53,15 +54,14 @@ type runnerEvents struct {
 // takes the task's requests one at a time, so a retry that overlaps a
 // slow request cannot publish a line twice.
 type taskState struct {
-	mu        sync.Mutex
-	token     string // read once from the input Secret; "" until then
-	published int64  // last line sent to the hub
-	known     bool   // published has been read from the store
-	failing   bool   // the last batch could not be stored
+	mu      sync.Mutex
+	token   string // read once from the input Secret; "" until then
+	acked   int64  // the last ack this replica gave, for the count of lines stored
+	failing bool   // the last batch could not be stored
 }
 
 func newRunnerEvents(opts Options) *runnerEvents {
-	e := &runnerEvents{client: opts.Client, reader: opts.Reader, store: opts.Store, hub: opts.Hub,
+	e := &runnerEvents{client: opts.Client, reader: opts.Reader, store: opts.Store,
 		tasks: map[types.UID]*taskState{}}
 	if opts.Informers != nil {
 		if err := e.forgetEnded(context.Background(), opts.Informers); err != nil {
@@ -199,7 +199,7 @@ func (e *runnerEvents) receive(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	taskKey, err := e.taskKey(r, task)
+	taskKey, err := storeKey(r.Context(), e.client, task)
 	if err != nil {
 		fail(w, http.StatusServiceUnavailable, err.Error())
 		return
@@ -318,37 +318,10 @@ func (e *runnerEvents) authorized(r *http.Request, task *bastionv1.Task, st *tas
 	return st.token != "" && subtle.ConstantTimeCompare([]byte(given), []byte(st.token)) == 1, nil
 }
 
-// taskKey is the task's /api identity in the store.
-func (e *runnerEvents) taskKey(r *http.Request, task *bastionv1.Task) (store.TaskKey, error) {
-	taskID, ok := ids.FromLabels(task)
-	if !ok {
-		return store.TaskKey{}, errors.New("the task has no id yet")
-	}
-	project := &bastionv1.Project{}
-	name := bastionv1.ProjectOfNamespace(task.Namespace)
-	if err := e.client.Get(r.Context(), client.ObjectKey{Name: name}, project); err != nil {
-		return store.TaskKey{}, fmt.Errorf("reading the task's project: %w", err)
-	}
-	projectID, ok := ids.FromLabels(project)
-	if !ok {
-		return store.TaskKey{}, errors.New("the task's project has no id yet")
-	}
-	return store.TaskKey{ProjectID: projectID, TaskID: taskID}, nil
-}
-
-// storeLines appends the batch and publishes, once each and in order,
-// the lines that are now stored without a gap. The caller holds st.mu.
+// storeLines appends the batch and returns the ack: every line up to it
+// is stored. The caller holds st.mu.
 func (e *runnerEvents) storeLines(r *http.Request, st *taskState, key store.TaskKey, lines []runproto.Line) (int64, error) {
 	ctx := r.Context()
-	from := st.published
-	if !st.known {
-		// First batch this manager sees (or it restarted): what is stored
-		// was published before, by this process or an earlier one.
-		var err error
-		if from, err = e.store.LastSeq(ctx, key); err != nil {
-			return 0, err
-		}
-	}
 	if len(lines) > 0 {
 		batch := make([]store.Line, len(lines))
 		for i, l := range lines {
@@ -362,45 +335,24 @@ func (e *runnerEvents) storeLines(r *http.Request, st *taskState, key store.Task
 	if err != nil {
 		return 0, err
 	}
-	if ack > from {
-		metrics.OutputLines.Add(float64(ack - from))
-	}
-	if ack > from && e.hub != nil {
-		if err := e.publish(ctx, key, from, ack, lines); err != nil {
-			return 0, err
-		}
-	}
-	st.published, st.known = max(ack, from), true
+	countStored(st, lines, ack)
 	return ack, nil
 }
 
-// publish sends lines from+1..to to the hub: from the batch when it holds
-// them all (the usual case), else read back from the store (a resend that
-// filled a gap).
-func (e *runnerEvents) publish(ctx context.Context, key store.TaskKey, from, to int64, lines []runproto.Line) error {
-	bySeq := make(map[int64]runproto.Line, len(lines))
-	for _, l := range lines {
-		bySeq[l.Seq] = l
+// countStored adds the lines this batch brought to the count of lines
+// stored. The runner sends the lines after its last ack, so the batch's
+// first Seq tells what was stored before without reading it; a resend
+// after an ack that was lost on another replica may count twice, nothing
+// else does.
+func countStored(st *taskState, lines []runproto.Line, ack int64) {
+	before := st.acked
+	if len(lines) > 0 {
+		before = max(before, slices.MinFunc(lines, func(a, b runproto.Line) int { return cmp.Compare(a.Seq, b.Seq) }).Seq-1)
 	}
-	complete := true
-	for seq := from + 1; seq <= to && complete; seq++ {
-		_, complete = bySeq[seq]
+	if ack > before {
+		metrics.OutputLines.Add(float64(ack - before))
 	}
-	if complete {
-		for seq := from + 1; seq <= to; seq++ {
-			l := bySeq[seq]
-			e.hub.Publish(hub.Log(key.ProjectID, key.TaskID, l.Time, l.Output))
-		}
-		return nil
-	}
-	stored, err := e.store.Lines(ctx, key, int(from), int(to-from))
-	if err != nil {
-		return err
-	}
-	for _, l := range stored {
-		e.hub.Publish(hub.Log(key.ProjectID, key.TaskID, l.Time, l.Output))
-	}
-	return nil
+	st.acked = max(st.acked, ack)
 }
 
 // record writes the facts of the run that the batch brings (its phase,

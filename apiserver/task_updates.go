@@ -12,6 +12,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/store"
 )
 
 // taskUpdates turns Task status changes into the websocket's "update"
@@ -20,15 +21,28 @@ import (
 type taskUpdates struct {
 	reader client.Reader // the cache: projects and templates by name
 	hub    *hub.Hub
+	// lines delivers a task's last lines before the update that says it
+	// ended, so a client sees none after it; nil in unit tests.
+	lines *linePublisher
 }
 
-// PublishTaskUpdates registers the watcher on the manager's cache.
-func PublishTaskUpdates(ctx context.Context, c cache.Cache, h *hub.Hub) error {
+// PublishLive wires all of a replica's live events onto its hub: the log
+// lines from the store's line feed (PublishLines) and the update frames
+// from the Task cache (the manager's), a task's last lines first.
+func PublishLive(ctx context.Context, c cache.Cache, st store.Store, h *hub.Hub) error {
+	lines, err := startLinePublisher(ctx, c, c, st, h)
+	if err != nil {
+		return err
+	}
+	return publishTaskUpdates(ctx, c, h, lines)
+}
+
+func publishTaskUpdates(ctx context.Context, c cache.Cache, h *hub.Hub, lines *linePublisher) error {
 	informer, err := c.GetInformer(ctx, &bastionv1.Task{})
 	if err != nil {
 		return err
 	}
-	u := &taskUpdates{reader: c, hub: h}
+	u := &taskUpdates{reader: c, hub: h, lines: lines}
 	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if t, ok := obj.(*bastionv1.Task); ok {
@@ -56,19 +70,11 @@ func (u *taskUpdates) changed(ctx context.Context, old, task *bastionv1.Task) {
 	if task.Status.Status == "" {
 		return // not initialized yet: nothing a client could show
 	}
-	taskID, ok := ids.FromLabels(task)
-	if !ok {
-		return // the id comes with the next change
+	key, err := storeKey(ctx, u.reader, task)
+	if err != nil {
+		return // the ids come with the next change
 	}
-	project := &bastionv1.Project{}
-	if err := u.reader.Get(ctx, client.ObjectKey{Name: bastionv1.ProjectOfNamespace(task.Namespace)}, project); err != nil {
-		return
-	}
-	projectID, ok := ids.FromLabels(project)
-	if !ok {
-		return
-	}
-	update := hub.TaskUpdate{TaskID: taskID, ProjectID: projectID, Status: string(task.Status.Status)}
+	update := hub.TaskUpdate{TaskID: key.TaskID, ProjectID: key.ProjectID, Status: string(task.Status.Status)}
 	template := &bastionv1.Template{}
 	if u.reader.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: task.Spec.TemplateRef.Name}, template) == nil {
 		update.TemplateID, _ = ids.FromLabels(template)
@@ -77,6 +83,9 @@ func (u *taskUpdates) changed(ctx context.Context, old, task *bastionv1.Task) {
 	if task.Status.Version != "" {
 		v := task.Status.Version
 		update.Version = &v
+	}
+	if u.lines != nil && ended(task) {
+		u.lines.finish(ctx, key)
 	}
 	u.hub.Publish(hub.Update(update))
 }

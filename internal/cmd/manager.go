@@ -323,7 +323,10 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		return nil, err
 	}
 	live := hub.New()
-	if err := apiserver.PublishTaskUpdates(context.Background(), mgr.GetCache(), live); err != nil {
+	// Update frames come from the Task cache, output lines from the
+	// store's line feed, whichever replica stored them; the line
+	// publisher stops when the store closes.
+	if err := apiserver.PublishLive(context.Background(), mgr.GetCache(), output, live); err != nil {
 		return nil, err
 	}
 	if err := mgr.Add(onEveryReplica(func(ctx context.Context) error {

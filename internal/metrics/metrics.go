@@ -38,8 +38,8 @@ var (
 		Help: "Websocket clients connected to /api/ws.",
 	})
 
-	// RunnerTasks is the number of tasks whose state (token, last line
-	// published) the runner endpoint holds; each goes when its task ends,
+	// RunnerTasks is the number of tasks whose state (token, last ack)
+	// the runner endpoint holds; each goes when its task ends,
 	// so it stays near the number of running tasks.
 	RunnerTasks = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "bastion_runner_tasks_tracked",

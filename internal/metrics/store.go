@@ -40,6 +40,11 @@ func (t timedStore) StreamLines(ctx context.Context, task store.TaskKey, fn func
 	return t.next.StreamLines(ctx, task, fn)
 }
 
+// WatchLines is not timed: it lasts as long as the process.
+func (t timedStore) WatchLines(ctx context.Context, fn func(store.LinesStored)) error {
+	return t.next.WatchLines(ctx, fn)
+}
+
 func (t timedStore) PutTaskSummary(ctx context.Context, s store.TaskSummary) error {
 	defer observe("put_task_summary", time.Now())
 	return t.next.PutTaskSummary(ctx, s)

@@ -21,6 +21,13 @@ type postgresStore struct {
 	pool   *pgxpool.Pool
 	closed atomic.Bool
 	sharedState
+
+	// The line feed: appends report to feed at once and NOTIFY the other
+	// replicas, whose listener (postgres_feed.go) reports to theirs.
+	feed     *feed
+	origin   string          // names this store in its notifications
+	listenTo *pgx.ConnConfig // the listener's own connection, outside the pool
+	listener listener
 }
 
 // migrationLock is the advisory lock that serialises migrations when
@@ -32,7 +39,8 @@ func openPostgres(ctx context.Context, dsn string) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: %w", err) // pgx redacts passwords
 	}
-	s := &postgresStore{name: fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)}
+	s := &postgresStore{name: fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database),
+		feed: newFeed(false), origin: newOrigin(), listenTo: cfg.ConnConfig.Copy()}
 	s.sharedState = sharedState{s}
 	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, s.fail("open", err)
@@ -102,23 +110,33 @@ func (s *postgresStore) AppendLines(ctx context.Context, task TaskKey, lines []L
 	if err != nil || len(sorted) == 0 {
 		return err
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.appendTx(ctx, tx, task, sorted) })
+	var before, after watermark
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) (err error) {
+		before, after, err = s.appendTx(ctx, tx, task, sorted)
+		return err
+	})
 	if err != nil {
 		return s.failTask("append lines", task, err)
+	}
+	if r, ok := advanced(task, before, after, sorted); ok {
+		s.feed.publish(r)
 	}
 	return nil
 }
 
-func (s *postgresStore) appendTx(ctx context.Context, tx pgx.Tx, task TaskKey, sorted []Line) error {
-	var w watermark
+// appendTx stores a sorted batch and returns the task's watermark before
+// and after. When the watermark advances, the other replicas are notified
+// in the same transaction: PostgreSQL delivers the notification only once
+// it commits, and never if it rolls back.
+func (s *postgresStore) appendTx(ctx context.Context, tx pgx.Tx, task TaskKey, sorted []Line) (w, next watermark, err error) {
 	// The upsert creates the task's row if needed, returns it and locks it
 	// until commit, so appends to one task from several replicas (a runner
 	// that reconnected to another one) take turns on the watermark.
-	err := tx.QueryRow(ctx, `INSERT INTO task_output AS o (project_id, task_id, last_seq, max_seq) VALUES ($1, $2, 0, 0)
+	err = tx.QueryRow(ctx, `INSERT INTO task_output AS o (project_id, task_id, last_seq, max_seq) VALUES ($1, $2, 0, 0)
 		ON CONFLICT (project_id, task_id) DO UPDATE SET last_seq = o.last_seq RETURNING last_seq, max_seq`,
 		task.ProjectID, task.TaskID).Scan(&w.last, &w.max)
 	if err != nil {
-		return fmt.Errorf("read watermark: %w", err)
+		return w, w, fmt.Errorf("read watermark: %w", err)
 	}
 	maybe, fresh := splitBatch(w, sorted)
 	if len(maybe) > 0 {
@@ -134,7 +152,7 @@ func (s *postgresStore) appendTx(ctx context.Context, tx pgx.Tx, task TaskKey, s
 			SELECT $1, $2, u.seq, u.time, u.output FROM unnest($3::bigint[], $4::timestamptz[], $5::bytea[]) AS u(seq, time, output)
 			ON CONFLICT DO NOTHING`, task.ProjectID, task.TaskID, seqs, times, outputs)
 		if err != nil {
-			return fmt.Errorf("insert: %w", err)
+			return w, w, fmt.Errorf("insert: %w", err)
 		}
 	}
 	if len(fresh) > 0 {
@@ -146,7 +164,7 @@ func (s *postgresStore) appendTx(ctx context.Context, tx pgx.Tx, task TaskKey, s
 				return []any{task.ProjectID, task.TaskID, fresh[i].Seq, fresh[i].Time, []byte(fresh[i].Output)}, nil
 			}))
 		if err != nil {
-			return fmt.Errorf("copy: %w", err)
+			return w, w, fmt.Errorf("copy: %w", err)
 		}
 	}
 	next, scanFrom := advanceWatermark(w, sorted)
@@ -156,18 +174,26 @@ func (s *postgresStore) appendTx(ctx context.Context, tx pgx.Tx, task TaskKey, s
 				SELECT 1 FROM task_lines b WHERE b.project_id = a.project_id AND b.task_id = a.task_id AND b.seq = a.seq + 1)
 			ORDER BY a.seq LIMIT 1`, task.ProjectID, task.TaskID, scanFrom).Scan(&next.last)
 		if err != nil {
-			return fmt.Errorf("find gap: %w", err)
+			return w, w, fmt.Errorf("find gap: %w", err)
 		}
 	}
-	if next == w {
-		return nil
+	switch {
+	case next == w:
+		return w, next, nil
+	case next.last == w.last:
+		// A gap is pending: nothing new is readable in order yet.
+		_, err = tx.Exec(ctx, `UPDATE task_output SET max_seq = $1 WHERE project_id = $2 AND task_id = $3`,
+			next.max, task.ProjectID, task.TaskID)
+	default:
+		// One round trip: the update and the notification.
+		payload := notificationPayload(s.origin, LinesStored{Task: task, From: w.last, To: next.last})
+		_, err = tx.Exec(ctx, `WITH u AS (UPDATE task_output SET last_seq = $1, max_seq = $2 WHERE project_id = $3 AND task_id = $4)
+			SELECT pg_notify('`+feedChannel+`', $5)`, next.last, next.max, task.ProjectID, task.TaskID, payload)
 	}
-	_, err = tx.Exec(ctx, `UPDATE task_output SET last_seq = $1, max_seq = $2 WHERE project_id = $3 AND task_id = $4`,
-		next.last, next.max, task.ProjectID, task.TaskID)
 	if err != nil {
-		return fmt.Errorf("update watermark: %w", err)
+		return w, w, fmt.Errorf("update watermark: %w", err)
 	}
-	return nil
+	return w, next, nil
 }
 
 func (s *postgresStore) LastSeq(ctx context.Context, task TaskKey) (int64, error) {
@@ -226,6 +252,8 @@ func (s *postgresStore) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.listener.stop()
+	s.feed.close()
 	s.pool.Close()
 	return nil
 }

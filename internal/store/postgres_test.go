@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/store/storetest"
 )
 
 // appendEventually retries an append while PostgreSQL comes back: the
@@ -115,4 +117,157 @@ func TestPostgres_refusesASchemaFromANewerBastion(t *testing.T) {
 	if _, err := store.Open(t.Context(), dsn); err == nil || !strings.Contains(err.Error(), "newer") {
 		t.Fatalf("Open of a newer schema: %v, want a refusal", err)
 	}
+}
+
+// Two stores on one database are two replicas: an append on one is
+// reported on the other (without its lines, which never travel), and the
+// store that appended reports it once, with the lines, not again when its
+// own notification comes back. The notification names the task and the
+// range and nothing of the lines.
+func TestPostgres_feedReachesOtherReplicas(t *testing.T) {
+	dsn := store.PostgresServer(t).NewDatabase(t)
+	a, b := mustOpen(t, dsn), mustOpen(t, dsn)
+	fa, fb := storetest.Watch(t, a), storetest.Watch(t, b)
+	fa.WaitCatchUp(t)
+	fb.WaitCatchUp(t)
+	raw := listen(t, dsn)
+
+	key := store.TaskKey{ProjectID: 4, TaskID: 9}
+	secret := []store.Line{{Seq: 1, Output: "password=hunter2"}, {Seq: 2, Output: "token"}}
+	if err := a.AppendLines(t.Context(), key, secret); err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, fb.Next(t), key, 0, 2, 0)
+	checkReport(t, fa.Next(t), key, 0, 2, 2)
+	n, err := raw.WaitForNotification(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := strings.Fields(n.Payload); len(f) != 5 || strings.Join(f[1:], " ") != "4 9 0 2" || strings.Contains(n.Payload, "hunter2") {
+		t.Fatalf("payload %q, want \"<origin> 4 9 0 2\"", n.Payload)
+	}
+
+	// b appends next: a hears it from b, and b's own report comes once.
+	if err := b.AppendLines(t.Context(), key, mkLines(3, 5)); err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, fa.Next(t), key, 2, 5, 0)
+	checkReport(t, fb.Next(t), key, 2, 5, 3)
+	if err := a.AppendLines(t.Context(), key, mkLines(6, 6)); err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, fa.Next(t), key, 5, 6, 1) // not an echo of 0..2 or 2..5
+	checkReport(t, fb.Next(t), key, 5, 6, 0)
+}
+
+// A listener whose connection is killed (pg_terminate_backend, as an
+// administrator or a failover would) reconnects, asks its watchers to
+// catch up, and reports again; a watcher that follows a task as the API's
+// publisher does, reading from its last line on a catch-up, ends up with
+// every line once and in order although the notifications sent while the
+// listener was away were lost.
+func TestPostgres_feedRecoversFromAKilledListener(t *testing.T) {
+	dsn := store.PostgresServer(t).NewDatabase(t)
+	watched, writer := mustOpen(t, dsn), mustOpen(t, dsn)
+	f := storetest.Watch(t, watched)
+	f.WaitCatchUp(t)
+	key := store.TaskKey{ProjectID: 1, TaskID: 1}
+	var got []int64 // what the follower delivered
+	follow := func(r store.LinesStored) {
+		t.Helper()
+		if !r.CatchUp && r.Task != key {
+			t.Fatalf("report of another task: %+v", r)
+		}
+		ls, err := watched.Lines(t.Context(), key, len(got), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range ls {
+			if l.Seq != int64(len(got))+1 {
+				break
+			}
+			got = append(got, l.Seq)
+		}
+	}
+
+	appendEventually(t, writer, key, mkLines(1, 2))
+	follow(f.Next(t))
+	killed := terminateListener(t, dsn)
+	appendEventually(t, writer, key, mkLines(3, 4)) // while the listener may be away
+	// The catch-up comes (perhaps after a report of 3..4, if the
+	// listener was back in time).
+	for r := f.Next(t); ; r = f.Next(t) {
+		follow(r)
+		if r.CatchUp {
+			break
+		}
+	}
+	if again := listenerPID(t, dsn, killed); again == 0 {
+		t.Fatalf("no listener but the killed one (%d) after the catch-up", killed)
+	}
+	appendEventually(t, writer, key, mkLines(5, 6))
+	for len(got) < 6 {
+		follow(f.Next(t))
+	}
+	if want := []int64{1, 2, 3, 4, 5, 6}; !slices.Equal(got, want) {
+		t.Fatalf("follower delivered %v, want %v", got, want)
+	}
+}
+
+func checkReport(t *testing.T, r store.LinesStored, key store.TaskKey, from, to int64, lines int) {
+	t.Helper()
+	if r.CatchUp || r.Task != key || r.From != from || r.To != to || len(r.Lines) != lines {
+		t.Fatalf("report %+v (%d lines), want %v %d..%d with %d lines", r, len(r.Lines), key, from+1, to, lines)
+	}
+}
+
+// listen is a raw LISTEN on the feed's channel, to see the payloads.
+func listen(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	if _, err := conn.Exec(t.Context(), "LISTEN bastion_lines"); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// listenerPID is the backend of a store's listener on dsn's database
+// other than except, 0 if none is connected.
+func listenerPID(t *testing.T, dsn string, except int64) int64 {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var pid int64
+	err = conn.QueryRow(t.Context(), `SELECT COALESCE(MAX(pid), 0) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = 'bastion line feed' AND pid <> $1`, except).Scan(&pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// terminateListener kills the listener's backend and returns its pid.
+func terminateListener(t *testing.T, dsn string) int64 {
+	t.Helper()
+	pid := listenerPID(t, dsn, 0)
+	if pid == 0 {
+		t.Fatal("no listener connected")
+	}
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var ok bool
+	if err := conn.QueryRow(t.Context(), `SELECT pg_terminate_backend($1)`, pid).Scan(&ok); err != nil || !ok {
+		t.Fatalf("pg_terminate_backend(%d) = %v, %v", pid, ok, err)
+	}
+	return pid
 }

@@ -29,6 +29,7 @@ type sqliteStore struct {
 	path   string
 	w, r   *sql.DB
 	insert *sql.Stmt // a full chunk of lines, prepared on the writer
+	feed   *feed     // in-process: one manager owns an SQLite file
 	closed atomic.Bool
 	sharedState
 }
@@ -41,7 +42,7 @@ func openSQLite(ctx context.Context, path string) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
 	}
-	s := &sqliteStore{path: abs}
+	s := &sqliteStore{path: abs, feed: newFeed(true)}
 	s.sharedState = sharedState{s}
 	// Output can hold a secret the runner failed to mask: only the
 	// manager's user may read the file. SQLite gives the -wal and -shm
@@ -160,23 +161,28 @@ func (s *sqliteStore) AppendLines(ctx context.Context, task TaskKey, lines []Lin
 		return s.failTask("append lines", task, err)
 	}
 	defer tx.Rollback()
-	if err := s.appendTx(ctx, tx, task, sorted); err != nil {
+	before, after, err := s.appendTx(ctx, tx, task, sorted)
+	if err != nil {
 		return s.failTask("append lines", task, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return s.failTask("append lines: commit", task, err)
 	}
+	if r, ok := advanced(task, before, after, sorted); ok {
+		s.feed.publish(r)
+	}
 	return nil
 }
 
-func (s *sqliteStore) appendTx(ctx context.Context, tx *sql.Tx, task TaskKey, sorted []Line) error {
-	var w watermark
+// appendTx stores a sorted batch and returns the task's watermark before
+// and after.
+func (s *sqliteStore) appendTx(ctx context.Context, tx *sql.Tx, task TaskKey, sorted []Line) (w, next watermark, err error) {
 	// The upsert creates the task's row if needed and returns it in one step.
-	err := tx.QueryRowContext(ctx, `INSERT INTO task_output (project_id, task_id, last_seq, max_seq) VALUES (?, ?, 0, 0)
+	err = tx.QueryRowContext(ctx, `INSERT INTO task_output (project_id, task_id, last_seq, max_seq) VALUES (?, ?, 0, 0)
 		ON CONFLICT (project_id, task_id) DO UPDATE SET last_seq = last_seq RETURNING last_seq, max_seq`,
 		task.ProjectID, task.TaskID).Scan(&w.last, &w.max)
 	if err != nil {
-		return fmt.Errorf("read watermark: %w", err)
+		return w, w, fmt.Errorf("read watermark: %w", err)
 	}
 	// Lines at or below the watermark are resends: skip them here rather
 	// than let every one of them hit the primary key.
@@ -196,7 +202,7 @@ func (s *sqliteStore) appendTx(ctx context.Context, tx *sql.Tx, task TaskKey, so
 			_, err = tx.ExecContext(ctx, sqliteInsertSQL(len(chunk)), args...)
 		}
 		if err != nil {
-			return fmt.Errorf("insert: %w", err)
+			return w, w, fmt.Errorf("insert: %w", err)
 		}
 	}
 	next, scanFrom := advanceWatermark(w, sorted)
@@ -206,18 +212,18 @@ func (s *sqliteStore) appendTx(ctx context.Context, tx *sql.Tx, task TaskKey, so
 				SELECT 1 FROM task_lines b WHERE b.project_id = a.project_id AND b.task_id = a.task_id AND b.seq = a.seq + 1)
 			ORDER BY a.seq LIMIT 1`, task.ProjectID, task.TaskID, scanFrom).Scan(&next.last)
 		if err != nil {
-			return fmt.Errorf("find gap: %w", err)
+			return w, w, fmt.Errorf("find gap: %w", err)
 		}
 	}
 	if next == w {
-		return nil
+		return w, next, nil
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE task_output SET last_seq = ?, max_seq = ? WHERE project_id = ? AND task_id = ?`,
 		next.last, next.max, task.ProjectID, task.TaskID)
 	if err != nil {
-		return fmt.Errorf("update watermark: %w", err)
+		return w, w, fmt.Errorf("update watermark: %w", err)
 	}
-	return nil
+	return w, next, nil
 }
 
 func (s *sqliteStore) LastSeq(ctx context.Context, task TaskKey) (int64, error) {
@@ -271,10 +277,22 @@ func (s *sqliteStore) readLines(ctx context.Context, task TaskKey, after int64, 
 	return lines, rows.Err()
 }
 
+func (s *sqliteStore) WatchLines(ctx context.Context, fn func(LinesStored)) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	err := s.feed.watch(ctx, fn)
+	if errors.Is(err, ErrClosed) {
+		return s.check() // the same error, naming the store
+	}
+	return err
+}
+
 func (s *sqliteStore) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.feed.close()
 	var errs []error
 	if s.insert != nil {
 		errs = append(errs, s.insert.Close())

@@ -19,6 +19,9 @@
 //     invalid UTF-8 becomes U+FFFD and NUL is dropped there.
 //   - Times are kept to the microsecond (PostgreSQL's resolution), in UTC,
 //     on both backends, so moving from one to the other changes nothing.
+//   - Every advance of a watermark is reported on the line feed
+//     (WatchLines, feed.go) after it commits, so each replica can publish
+//     the lines live whichever replica stored them.
 //   - Errors name the backend and the operation; they never carry line
 //     contents or credentials.
 package store
@@ -116,6 +119,15 @@ type Store interface {
 	// time so that a task of a million lines never sits in memory. An error
 	// from fn stops the stream and is returned as is.
 	StreamLines(ctx context.Context, task TaskKey, fn func(Line) error) error
+	// WatchLines is the line feed: it calls fn, on the caller's goroutine
+	// and in order, each time a task's LastSeq advances, whichever process
+	// appended (PostgreSQL: any replica of the database; SQLite: this
+	// process). Reports of one task may merge ("From..To" for several).
+	// The first call of fn is a CatchUp, made once every later advance is
+	// sure to be reported; another comes whenever reports may have been
+	// lost (the PostgreSQL listener reconnected). It returns when ctx ends,
+	// with ctx's error, or when the store closes, with ErrClosed.
+	WatchLines(ctx context.Context, fn func(LinesStored)) error
 
 	// PutTaskSummary inserts or replaces the summary of a task.
 	PutTaskSummary(ctx context.Context, s TaskSummary) error

@@ -133,28 +133,7 @@ type wsFrame struct {
 // returns its final status and the log lines seen, in order.
 func follow(t *testing.T, conn *websocket.Conn, projectID, taskID int64, limit time.Duration) (status string, lines []string) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		if err := conn.SetReadDeadline(deadline); err != nil {
-			t.Fatal(err)
-		}
-		var f wsFrame
-		if err := conn.ReadJSON(&f); err != nil {
-			t.Fatalf("following task %d: %v (last status %q, %d lines)", taskID, err, status, len(lines))
-		}
-		if f.ProjectID != projectID || f.TaskID != taskID {
-			continue
-		}
-		switch f.Type {
-		case "log":
-			lines = append(lines, f.Output)
-		case "update":
-			status = f.Status
-			if status == "success" || status == "error" || status == "stopped" {
-				return status, lines
-			}
-		}
-	}
+	return followUpdates(t, conn, projectID, taskID, limit, nil)
 }
 
 func itoa(id int64) string { return fmt.Sprint(id) }

@@ -1,0 +1,86 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/bastion-dev/bastion/internal/hub"
+	"github.com/bastion-dev/bastion/internal/store"
+)
+
+// The publisher's rules, report by report, over a real SQLite store: it
+// delivers from its own last line whatever the report's range says, takes
+// the batch a report carries without reading it, ignores what it delivered
+// already (an echo), reads what it missed, follows a new task from its
+// first report, and ignores a task for good once its last catch-up ran.
+// (The feed itself, and the publisher across PostgreSQL replicas, are
+// tested in internal/store and in ha_live_test.go.)
+func TestLinePublisher_deliversEachLineOnceFromItsOwnLastLine(t *testing.T) {
+	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "pub.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := hub.New()
+	t.Cleanup(h.Close)
+	sub := h.Subscribe(hub.All, 1000)
+	p := &linePublisher{store: st, hub: h, log: logAPI(), tasks: map[store.TaskKey]*followed{}}
+	ctx := context.Background()
+	task, other := store.TaskKey{ProjectID: 1, TaskID: 1}, store.TaskKey{ProjectID: 1, TaskID: 2}
+	appendLines := func(key store.TaskKey, from, to int64) []store.Line {
+		t.Helper()
+		var ls []store.Line
+		for seq := from; seq <= to; seq++ {
+			ls = append(ls, store.Line{Seq: seq, Time: time.Unix(seq, 0).UTC(), Output: fmt.Sprintf("%d/%d", key.TaskID, seq)})
+		}
+		if err := st.AppendLines(ctx, key, ls); err != nil {
+			t.Fatal(err)
+		}
+		return ls
+	}
+
+	batch := appendLines(task, 1, 3)
+	p.report(ctx, store.LinesStored{Task: task, From: 0, To: 3, Lines: batch})
+	p.report(ctx, store.LinesStored{Task: task, From: 0, To: 3}) // the same advance, heard again
+	appendLines(task, 4, 6)
+	p.report(ctx, store.LinesStored{Task: task, From: 5, To: 6}) // 3..5 was missed: read from 3
+	appendLines(other, 1, 12)
+	p.report(ctx, store.LinesStored{Task: other, From: 10, To: 12}) // first heard of at 10
+	appendLines(task, 7, 8)
+	p.report(ctx, store.LinesStored{CatchUp: true}) // after a reconnect: 7..8
+	appendLines(task, 9, 9)
+	p.finish(ctx, task)                                          // its last catch-up: 9
+	p.report(ctx, store.LinesStored{Task: task, From: 8, To: 9}) // late: ignored
+	checkPublished(t, sub, "1/1", "1/2", "1/3", "1/4", "1/5", "1/6", "2/11", "2/12", "1/7", "1/8", "1/9")
+	if _, followed := p.following()[task]; followed {
+		t.Error("an ended task is still followed")
+	}
+}
+
+// checkPublished fails unless the hub's messages are exactly the log
+// lines want ("task/seq"), in order.
+func checkPublished(t *testing.T, sub *hub.Subscription, want ...string) {
+	t.Helper()
+	msgs, err := sub.Take(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		var frame struct {
+			Output string `json:"output"`
+		}
+		if err := json.Unmarshal(m.Frame, &frame); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, frame.Output)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("published %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,232 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// LinesStored is one report of the line feed (Store.WatchLines).
+//
+// Either a task's lines From+1..To are now stored with none missing (its
+// LastSeq went from From to To), or, with CatchUp, reports may have been
+// lost: the feed just started or reconnected, and a watcher must read every
+// task it follows again from the store.
+type LinesStored struct {
+	Task     TaskKey
+	From, To int64
+	// Lines are lines From+1..To, in order, when this process stored them
+	// in one piece; nil otherwise (another replica stored them, or a batch
+	// filled a gap). They save the replica that received a batch from
+	// reading it back; they never travel between processes.
+	Lines []Line
+	// CatchUp: read every followed task from the store again.
+	CatchUp bool
+}
+
+// maxHeldLines bounds the lines a watcher's queue keeps per task when its
+// reader is slow: beyond it the report keeps its range and drops the lines,
+// which the reader then reads from the store.
+const maxHeldLines = 50_000
+
+// feed fans the reports of one store out to its watchers. Each watcher has
+// a queue that merges reports per task instead of growing or dropping: a
+// slow watcher sees one report "From..To" for many, and no report is lost,
+// so the only catch-up a watcher needs is for what the feed itself did not
+// hear (before it was live, or while a PostgreSQL listener reconnected).
+type feed struct {
+	mu       sync.Mutex
+	watchers map[*watcher]struct{}
+	live     bool // reports of every advance arrive; false while a listener reconnects
+	done     chan struct{}
+	closed   bool
+}
+
+func newFeed(live bool) *feed {
+	return &feed{watchers: map[*watcher]struct{}{}, live: live, done: make(chan struct{})}
+}
+
+// watcher is one WatchLines call's queue.
+type watcher struct {
+	mu      sync.Mutex
+	order   []TaskKey // tasks with a pending report, oldest first
+	pending map[TaskKey]*LinesStored
+	catchUp bool
+	wake    chan struct{} // capacity 1: "something is pending"
+}
+
+func (w *watcher) push(r LinesStored) {
+	w.mu.Lock()
+	if p, ok := w.pending[r.Task]; ok {
+		p.merge(r)
+	} else {
+		w.pending[r.Task] = &r
+		w.order = append(w.order, r.Task)
+	}
+	w.mu.Unlock()
+	w.signal()
+}
+
+func (w *watcher) askCatchUp() {
+	w.mu.Lock()
+	w.catchUp = true
+	w.mu.Unlock()
+	w.signal()
+}
+
+func (w *watcher) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take empties the queue: a catch-up first, if one is asked, then the
+// reports in the order their tasks first appeared.
+func (w *watcher) take() []LinesStored {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []LinesStored
+	if w.catchUp {
+		out = append(out, LinesStored{CatchUp: true})
+		w.catchUp = false
+	}
+	for _, k := range w.order {
+		out = append(out, *w.pending[k])
+	}
+	w.order, w.pending = w.order[:0], map[TaskKey]*LinesStored{}
+	return out
+}
+
+// merge folds a later report of the same task into r. The range becomes
+// their union; the lines stay only while they still cover it exactly.
+func (r *LinesStored) merge(next LinesStored) {
+	switch {
+	case next.To <= r.To && next.From >= r.From:
+		return // nothing new (a late report)
+	case r.Lines != nil && next.Lines != nil && next.From == r.To && len(r.Lines)+len(next.Lines) <= maxHeldLines:
+		r.Lines = append(r.Lines, next.Lines...)
+	default:
+		r.Lines = nil
+	}
+	r.From, r.To = min(r.From, next.From), max(r.To, next.To)
+}
+
+// watch calls fn with the watcher's reports until ctx ends or the store
+// closes. It starts with a catch-up if the feed is live, else with the
+// first one the feed asks for once it is.
+func (f *feed) watch(ctx context.Context, fn func(LinesStored)) error {
+	w := &watcher{pending: map[TaskKey]*LinesStored{}, wake: make(chan struct{}, 1)}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return ErrClosed
+	}
+	f.watchers[w] = struct{}{}
+	if f.live {
+		w.askCatchUp()
+	}
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.watchers, w)
+		f.mu.Unlock()
+	}()
+	for {
+		select {
+		case <-w.wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-f.done:
+			return ErrClosed
+		}
+		for _, r := range w.take() {
+			fn(r)
+		}
+	}
+}
+
+// publish hands a report to every watcher.
+func (f *feed) publish(r LinesStored) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for w := range f.watchers {
+		w.push(r)
+	}
+}
+
+// setLive records whether reports arrive; becoming live asks every watcher
+// to catch up on what may have been missed meanwhile.
+func (f *feed) setLive(live bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if live && !f.live {
+		for w := range f.watchers {
+			w.askCatchUp()
+		}
+	}
+	f.live = live
+}
+
+func (f *feed) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.closed {
+		f.closed = true
+		close(f.done)
+	}
+}
+
+// advanced is the report of an append that moved the watermark from
+// before to after, or ok false when it did not move. sorted is the batch;
+// its lines go with the report when they hold the whole range, which is
+// the case of every batch that arrives in order.
+func advanced(task TaskKey, before, after watermark, sorted []Line) (r LinesStored, ok bool) {
+	if after.last <= before.last {
+		return r, false
+	}
+	r = LinesStored{Task: task, From: before.last, To: after.last}
+	var run []Line
+	for _, l := range sorted {
+		if l.Seq > before.last && l.Seq <= after.last {
+			run = append(run, l)
+		}
+	}
+	if int64(len(run)) == after.last-before.last {
+		r.Lines = run
+	}
+	return r, true
+}
+
+// feedChannel is the PostgreSQL channel of the line feed. Its payload
+// names the sending store, the task and the range, never a line's text:
+// "origin project task from to", all but origin decimal integers.
+const feedChannel = "bastion_lines"
+
+func notificationPayload(origin string, r LinesStored) string {
+	return fmt.Sprintf("%s %d %d %d %d", origin, r.Task.ProjectID, r.Task.TaskID, r.From, r.To)
+}
+
+// parseNotification reads a payload; ok is false for a malformed one (only
+// a database user could send it) and for the store's own, which it has
+// reported already, with the lines.
+func parseNotification(payload, self string) (r LinesStored, ok bool) {
+	f := strings.Fields(payload)
+	if len(f) != 5 || f[0] == self {
+		return r, false
+	}
+	var n [4]int64
+	for i := range n {
+		v, err := strconv.ParseInt(f[i+1], 10, 64)
+		if err != nil || v < 0 {
+			return r, false
+		}
+		n[i] = v
+	}
+	if n[0] < 1 || n[1] < 1 || n[3] <= n[2] {
+		return r, false
+	}
+	return LinesStored{Task: TaskKey{ProjectID: n[0], TaskID: n[1]}, From: n[2], To: n[3]}, true
+}
