@@ -67,28 +67,48 @@ func haPostgres(t *testing.T) (*pgtest.Server, string) {
 // at dsn, wired as the manager wires one (internal/cmd/manager.go).
 func startReplica(t *testing.T, e *apiEnv, name, dsn string) *replica {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(bastionv1.AddToScheme(scheme))
-	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
-		Scheme: scheme, Cache: controllers.CacheOptions(managerNamespace), Client: controllers.ClientOptions(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr, ctx := newReplicaManager(t, e, name, ctrl.Options{}, nil)
 	st, err := store.Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	live := hub.New()
-	ctx, cancel := context.WithCancel(context.Background())
 	if err := apiserver.PublishLive(ctx, mgr.GetCache(), st, live); err != nil {
 		t.Fatal(err)
 	}
 	all := func(*http.Request) (func(int64) bool, bool) { return hub.All, true }
 	srv := httptest.NewServer(apiserver.New(apiserver.Options{Console: fstest.MapFS{}, Client: mgr.GetClient(),
 		Reader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Store: st, Hub: live, WSAuth: all}))
+	t.Cleanup(func() {
+		live.Close() // ends the websockets, so the server's Close does not wait on them
+		srv.Close()
+		st.Close()
+	})
+	return &replica{name: name, url: srv.URL, cache: mgr.GetClient(), store: st}
+}
+
+// newReplicaManager is a manager of its own over the env's cluster, as
+// another process would have: its own cache, informers and handlers (and
+// what setup registers, when set), started now and stopped when the test
+// ends (after the cleanups registered later, such as its servers'), so
+// that nothing it holds outlives the test.
+func newReplicaManager(t *testing.T, e *apiEnv, name string, opts ctrl.Options, setup func(ctrl.Manager) error) (ctrl.Manager, context.Context) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(bastionv1.AddToScheme(scheme))
+	opts.Scheme, opts.Cache, opts.Client = scheme, controllers.CacheOptions(managerNamespace), controllers.ClientOptions()
+	opts.Metrics = metricsserver.Options{BindAddress: "0"}
+	mgr, err := ctrl.NewManager(e.Config, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if setup != nil {
+		if err := setup(mgr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -97,16 +117,13 @@ func startReplica(t *testing.T, e *apiEnv, name, dsn string) *replica {
 		}
 	}()
 	t.Cleanup(func() {
-		live.Close() // ends the websockets, so the server's Close does not wait on them
-		srv.Close()
 		cancel()
 		<-done
-		st.Close()
 	})
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		t.Fatalf("replica %s: the cache did not sync", name)
 	}
-	return &replica{name: name, url: srv.URL, cache: mgr.GetClient(), store: st}
+	return mgr, ctx
 }
 
 // wsWatch is a websocket client of one replica: it records every log line

@@ -1,10 +1,10 @@
 package apiserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -12,7 +12,15 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+
 	"github.com/bastion-dev/bastion/apiserver"
+	"github.com/bastion-dev/bastion/controllers"
+	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/store/pgtest"
 )
@@ -41,12 +49,8 @@ func postgresDSN(t *testing.T) string {
 	return pg.srv.NewDatabase(t)
 }
 
-// stopReplicas stops what outlives a test: PostgreSQL and the cache
-// replicas.
+// stopReplicas stops what outlives a test: PostgreSQL.
 func stopReplicas() {
-	for _, srv := range cacheReplicaSet.servers {
-		srv.Close()
-	}
 	if pg.srv != nil {
 		_ = pg.srv.Close()
 	}
@@ -86,31 +90,49 @@ func (e *apiEnv) replicas(t *testing.T, n int) *replicaSet {
 	return rs
 }
 
-// cacheReplicas are two servers over the environment's store, made once
-// for the test binary: each keeps a task index fed by the shared informer
-// until the binary ends, which the heap measurements of other tests see.
+// cacheReplicas are two servers over the environment's store, each on a
+// manager of its own that follows (followerManager), as another process
+// would: for what the store does not hold.
 func (e *apiEnv) cacheReplicas(t *testing.T) *replicaSet {
 	t.Helper()
-	cacheReplicaSet.once.Do(func() {
-		rs := &replicaSet{clock: e.Clock}
-		for range 2 {
-			srv := httptest.NewUnstartedServer(nil)
-			opts := e.opts
-			opts.PublicURL = "http://" + srv.Listener.Addr().String()
-			srv.Config.Handler = apiserver.New(opts)
-			srv.Start()
-			cacheReplicaSet.servers = append(cacheReplicaSet.servers, srv)
-			rs.urls = append(rs.urls, srv.URL)
-		}
-		cacheReplicaSet.rs = rs
-	})
-	return cacheReplicaSet.rs
+	rs := &replicaSet{clock: e.Clock}
+	for i := range 2 {
+		mgr := followerManager(t, e, fmt.Sprintf("cache-%d", i+1))
+		rs.urls = append(rs.urls, e.serve(t, func(_ string, o *apiserver.Options) {
+			o.Client, o.Reader, o.Informers = mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache()
+		}))
+	}
+	return rs
 }
 
-var cacheReplicaSet struct {
-	once    sync.Once
-	rs      *replicaSet
-	servers []*httptest.Server
+// followerManager is the manager of a replica that does not lead: every
+// reconciler and cache index registered (controllers.Setup), none of the
+// reconcilers running, since the Lease it waits for is held, for longer
+// than any test, by a holder that does not exist. Its cache is its own and
+// stops with the test, with every handler on it.
+func followerManager(t *testing.T, e *apiEnv, name string) ctrl.Manager {
+	t.Helper()
+	leaseID := fmt.Sprintf("follower-%s-%d", name, time.Now().UnixNano())
+	held, now := int32(24*3600), metav1.NewMicroTime(time.Now())
+	holder := "a-leader-elsewhere"
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: managerNamespace, Name: leaseID},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &held, AcquireTime: &now, RenewTime: &now}}
+	if err := e.K8s.Create(t.Context(), lease); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.K8s.Delete(context.Background(), lease) })
+	mgr, _ := newReplicaManager(t, e, name, ctrl.Options{
+		LeaderElection: true, LeaderElectionID: leaseID, LeaderElectionNamespace: managerNamespace,
+		// The same controllers as the environment's manager, in one
+		// process: their names (and metrics) repeat, which a test allows.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}, func(mgr ctrl.Manager) error {
+		return controllers.Setup(mgr, controllers.Options{
+			ManagerNamespace: managerNamespace, IDs: e.opts.IDs, Store: e.Store,
+			Launcher: &launch.JobLauncher{Client: mgr.GetClient(), Options: launch.DefaultJobOptions()},
+		})
+	})
+	return mgr
 }
 
 // on is a browser whose requests go to replica i; browsers made by
