@@ -182,12 +182,18 @@ func (f *feed) close() {
 // advanced is the report of an append that moved the watermark from
 // before to after, or ok false when it did not move. sorted is the batch;
 // its lines go with the report when they hold the whole range, which is
-// the case of every batch that arrives in order.
+// the case of every batch that arrives in order. They never go when a gap
+// was pending (before.max > before.last): a line of the batch in the gap's
+// region may have been stored already, and the store keeps that first
+// copy, whose text a resend need not share; the watchers read those.
 func advanced(task TaskKey, before, after watermark, sorted []Line) (r LinesStored, ok bool) {
 	if after.last <= before.last {
 		return r, false
 	}
 	r = LinesStored{Task: task, From: before.last, To: after.last}
+	if before.max > before.last {
+		return r, true
+	}
 	var run []Line
 	for _, l := range sorted {
 		if l.Seq > before.last && l.Seq <= after.last {
