@@ -39,6 +39,12 @@ type linePublisher struct {
 	mu    sync.Mutex
 	tasks map[store.TaskKey]*followed
 	ended endedTasks
+	// projects is each project namespace's project id, learned from its
+	// tasks: a project is gone from the cache (its finalizer goes as soon
+	// as its namespace's deletion is asked) before its running tasks are
+	// deleted, and those must still be forgotten. One entry per project
+	// this replica saw a task of.
+	projects map[string]int64
 }
 
 // followed is a task whose lines are delivered. Its lock takes the feed's
@@ -69,7 +75,8 @@ func PublishLines(ctx context.Context, informers cache.Informers, reader client.
 }
 
 func startLinePublisher(ctx context.Context, informers cache.Informers, reader client.Reader, st store.Store, h *hub.Hub) (*linePublisher, error) {
-	p := &linePublisher{store: st, hub: h, log: logAPI().WithName("lines"), tasks: map[store.TaskKey]*followed{}}
+	p := &linePublisher{store: st, hub: h, log: logAPI().WithName("lines"), tasks: map[store.TaskKey]*followed{},
+		projects: map[string]int64{}}
 	if informers != nil {
 		if err := p.finishEnded(ctx, informers, reader); err != nil {
 			return nil, err
@@ -234,10 +241,13 @@ func (p *linePublisher) finishEnded(ctx context.Context, informers cache.Informe
 		if gone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 			obj = gone.Obj
 		}
-		if task, ok := obj.(*bastionv1.Task); ok && (deleted || ended(task)) {
-			if key, err := storeKey(ctx, reader, task); err == nil {
-				p.finish(ctx, key)
-			}
+		task, ok := obj.(*bastionv1.Task)
+		if !ok {
+			return
+		}
+		key, ok := p.keyOf(ctx, reader, task)
+		if ok && (deleted || ended(task)) {
+			p.finish(ctx, key)
 		}
 	}
 	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -246,6 +256,21 @@ func (p *linePublisher) finishEnded(ctx context.Context, informers cache.Informe
 		DeleteFunc: func(obj any) { end(obj, true) },
 	})
 	return err
+}
+
+// keyOf is storeKey, with the project id remembered from the namespace's
+// earlier tasks once the project is gone from the cache.
+func (p *linePublisher) keyOf(ctx context.Context, reader client.Reader, task *bastionv1.Task) (store.TaskKey, bool) {
+	key, err := storeKey(ctx, reader, task)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil {
+		p.projects[task.Namespace] = key.ProjectID
+		return key, true
+	}
+	taskID, ok := ids.FromLabels(task)
+	projectID, known := p.projects[task.Namespace]
+	return store.TaskKey{ProjectID: projectID, TaskID: taskID}, ok && known
 }
 
 // finish delivers the task's last lines and forgets it. Later reports of
