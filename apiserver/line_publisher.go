@@ -103,9 +103,9 @@ func (p *linePublisher) report(ctx context.Context, r store.LinesStored) {
 		}
 		return
 	}
-	f := p.follow(r.Task, r.From)
+	f := p.follow(ctx, r)
 	if f == nil {
-		return // ended: its last lines went out already
+		return // ended: its last lines went out already; or not a real report
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -161,21 +161,51 @@ func (p *linePublisher) attempt(ctx context.Context, key store.TaskKey, f *follo
 }
 
 // follow is the state of a task, made on its first report: the lines
-// stored before it (up to from) were stored before this replica heard of
-// the task, and a client that opens the task reads them from /output, as
-// it does after a restart of the manager. nil for a task that ended.
-func (p *linePublisher) follow(key store.TaskKey, from int64) *followed {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if f, ok := p.tasks[key]; ok {
+// stored before it (up to its From) were stored before this replica heard
+// of the task, and a client that opens the task reads them from /output,
+// as it does after a restart of the manager. nil for a task that ended.
+//
+// A first report heard from another process (no lines) is checked against
+// the store: any role that may connect to the database can NOTIFY on the
+// feed's channel, and a forged range far ahead would otherwise silence the
+// task here, a forged task be followed for ever. A real report's lines are
+// committed before it is sent, so the task's watermark reaches its To.
+func (p *linePublisher) follow(ctx context.Context, r store.LinesStored) *followed {
+	if f, known := p.known(r.Task); known {
 		return f
 	}
-	if p.ended.has(key) {
+	from := r.From
+	if r.Lines == nil {
+		last, err := p.store.LastSeq(ctx, r.Task)
+		if err == nil && last < r.To {
+			return nil
+		}
+		if err == nil {
+			from = min(from, last)
+		} // else the read of its lines fails too, and is tried again
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f, ok := p.tasks[r.Task]; ok {
+		return f
+	}
+	if p.ended.has(r.Task) {
 		return nil
 	}
 	f := &followed{delivered: from}
-	p.tasks[key] = f
+	p.tasks[r.Task] = f
 	return f
+}
+
+// known is the state of a followed task, or known true for one that
+// ended.
+func (p *linePublisher) known(key store.TaskKey) (f *followed, known bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f, ok := p.tasks[key]; ok {
+		return f, true
+	}
+	return nil, p.ended.has(key)
 }
 
 func (p *linePublisher) following() map[store.TaskKey]*followed {

@@ -84,3 +84,43 @@ func checkPublished(t *testing.T, sub *hub.Subscription, want ...string) {
 		t.Fatalf("published %v, want %v", got, want)
 	}
 }
+
+// Any role that may connect to the database can NOTIFY on the feed's
+// channel (PostgreSQL grants CONNECT to PUBLIC by default, and NOTIFY
+// needs no privilege), so a report heard from another process is checked
+// against the store before a task is followed: a forged range far ahead
+// must not silence the task's live output on every replica, and a forged
+// task must not be followed (and read at every catch-up) for ever.
+func TestLinePublisher_aForgedReportNeitherSilencesATaskNorIsFollowed(t *testing.T) {
+	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "pub.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := hub.New()
+	t.Cleanup(h.Close)
+	sub := h.Subscribe(hub.All, 1000)
+	p := &linePublisher{store: st, hub: h, log: logAPI(), tasks: map[store.TaskKey]*followed{}}
+	ctx := context.Background()
+	task, forged := store.TaskKey{ProjectID: 1, TaskID: 1}, store.TaskKey{ProjectID: 9, TaskID: 9}
+	appendLines := func(from, to int64) {
+		t.Helper()
+		var ls []store.Line
+		for seq := from; seq <= to; seq++ {
+			ls = append(ls, store.Line{Seq: seq, Time: time.Unix(seq, 0).UTC(), Output: fmt.Sprintf("1/%d", seq)})
+		}
+		if err := st.AppendLines(ctx, task, ls); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	appendLines(1, 3) // stored before this replica heard of the task
+	p.report(ctx, store.LinesStored{Task: task, From: 1 << 60, To: 1<<60 + 1})
+	p.report(ctx, store.LinesStored{Task: forged, From: 0, To: 1 << 60})
+	appendLines(4, 5)
+	p.report(ctx, store.LinesStored{Task: task, From: 3, To: 5})
+	checkPublished(t, sub, "1/4", "1/5")
+	if _, followed := p.following()[forged]; followed {
+		t.Error("a task that has no lines is followed after a forged report")
+	}
+}
