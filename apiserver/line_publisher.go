@@ -65,6 +65,13 @@ type followed struct {
 // publishPage is how many lines a read from the store takes at a time.
 const publishPage = 1000
 
+// readTimeout bounds a read of the store: the feed's reports of every task
+// and, through a task's last catch-up, the update frames of every task
+// wait on it, so a PostgreSQL that stops answering without closing the
+// connection must not hold them until TCP gives up. A read that times out
+// is tried again, like one that failed. A variable for tests.
+var readTimeout = 10 * time.Second
+
 // PublishLines starts this replica's publisher of output lines. It runs
 // until ctx ends or the store closes. informers (the manager's cache, nil
 // in benchmarks) tells it when a task ends; reader (the same cache) names
@@ -176,7 +183,9 @@ func (p *linePublisher) follow(ctx context.Context, r store.LinesStored) *follow
 	}
 	from := r.From
 	if r.Lines == nil {
-		last, err := p.store.LastSeq(ctx, r.Task)
+		read, cancel := context.WithTimeout(ctx, readTimeout)
+		last, err := p.store.LastSeq(read, r.Task)
+		cancel()
 		if err == nil && last < r.To {
 			return nil
 		}
@@ -232,7 +241,7 @@ func (p *linePublisher) deliver(ctx context.Context, key store.TaskKey, f *follo
 		return nil
 	}
 	for f.delivered < upTo {
-		page, err := p.store.Lines(ctx, key, int(f.delivered), int(min(upTo-f.delivered, publishPage)))
+		page, err := p.readPage(ctx, key, f.delivered, upTo)
 		if err != nil {
 			return err
 		}
@@ -241,6 +250,14 @@ func (p *linePublisher) deliver(ctx context.Context, key store.TaskKey, f *follo
 		}
 	}
 	return nil
+}
+
+// readPage reads a page of the task's lines after delivered, up to upTo,
+// within readTimeout.
+func (p *linePublisher) readPage(ctx context.Context, key store.TaskKey, delivered, upTo int64) ([]store.Line, error) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	return p.store.Lines(ctx, key, int(delivered), int(min(upTo-delivered, publishPage)))
 }
 
 // publish puts the run of lines that follows f.delivered on the hub and

@@ -124,3 +124,52 @@ func TestLinePublisher_aForgedReportNeitherSilencesATaskNorIsFollowed(t *testing
 		t.Error("a task that has no lines is followed after a forged report")
 	}
 }
+
+// hangingStore is a store whose reads of lines wait until their context
+// ends, as over a connection to a PostgreSQL that stopped answering
+// without closing it (a network partition).
+type hangingStore struct{ store.Store }
+
+func (hangingStore) Lines(ctx context.Context, _ store.TaskKey, _, _ int) ([]store.Line, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A read of the store that hangs must not hold the publisher for ever:
+// the feed's reports of every task, and (through a task's last catch-up)
+// the update frames of every task, wait on it. It fails after a bound and
+// is tried again.
+func TestLinePublisher_aHangingReadEndsAndIsTriedAgain(t *testing.T) {
+	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "pub.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	defer func(was time.Duration) { readTimeout = was }(readTimeout)
+	readTimeout = 100 * time.Millisecond
+	h := hub.New()
+	t.Cleanup(h.Close)
+	p := &linePublisher{store: hangingStore{st}, hub: h, log: logAPI(), tasks: map[store.TaskKey]*followed{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	task := store.TaskKey{ProjectID: 1, TaskID: 1}
+	if err := st.AppendLines(ctx, task, []store.Line{{Seq: 1, Time: time.Unix(1, 0).UTC(), Output: "1/1"}}); err != nil {
+		t.Fatal(err)
+	}
+	returned := make(chan struct{})
+	go func() { defer close(returned); p.report(ctx, store.LinesStored{Task: task, From: 0, To: 1}) }()
+	select {
+	case <-returned:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the publisher still waits on a read that hangs")
+	}
+	f := p.following()[task]
+	if f == nil {
+		t.Fatal("the task whose read failed is not followed")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.failing || !f.retry {
+		t.Fatalf("after a read that timed out: failing %v, read again scheduled %v; want both", f.failing, f.retry)
+	}
+}
