@@ -173,3 +173,49 @@ func TestLinePublisher_aHangingReadEndsAndIsTriedAgain(t *testing.T) {
 		t.Fatalf("after a read that timed out: failing %v, read again scheduled %v; want both", f.failing, f.retry)
 	}
 }
+
+// How long one task's 50,000-line batch (what a runner may send in one
+// 4 MiB request) holds the publisher's single goroutine, and so every
+// other task's live output on the replica: taken from the report (the
+// replica that stored it) and read back from the store (every other).
+func BenchmarkLinePublisher_50000LineBatch(b *testing.B) {
+	st, err := store.Open(b.Context(), "sqlite://"+filepath.Join(b.TempDir(), "pub.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	h := hub.New()
+	b.Cleanup(h.Close)
+	sub := h.Subscribe(hub.All, 100_000)
+	const n = 50_000
+	batch := make([]store.Line, n)
+	for i := range batch {
+		batch[i] = store.Line{Seq: int64(i + 1), Time: time.Unix(int64(i), 0).UTC(), Output: "ok: [web1] => some ansible output"}
+	}
+	ctx := context.Background()
+	for _, how := range []string{"carried", "read"} {
+		b.Run(how, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				key := store.TaskKey{ProjectID: 1, TaskID: int64(i + 1)}
+				if how == "read" {
+					b.StopTimer()
+					if err := st.AppendLines(ctx, key, batch); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				p := &linePublisher{store: st, hub: h, log: logAPI(), tasks: map[store.TaskKey]*followed{}}
+				r := store.LinesStored{Task: key, From: 0, To: n}
+				if how == "carried" {
+					r.Lines = batch
+				}
+				p.report(ctx, r)
+				b.StopTimer()
+				if msgs, err := sub.Take(nil); err != nil || len(msgs) != n {
+					b.Fatalf("published %d lines (%v), want %d", len(msgs), err, n)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
