@@ -289,8 +289,8 @@ func (p *linePublisher) finishEnded(ctx context.Context, informers cache.Informe
 			obj = gone.Obj
 		}
 		task, ok := obj.(*bastionv1.Task)
-		if !ok {
-			return
+		if !ok || !deleted && !ended(task) && p.knowsProjectOf(task.Namespace) {
+			return // a running task's update: nothing to learn or do
 		}
 		key, ok := p.keyOf(ctx, reader, task)
 		if ok && (deleted || ended(task)) {
@@ -318,6 +318,13 @@ func (p *linePublisher) keyOf(ctx context.Context, reader client.Reader, task *b
 	taskID, ok := ids.FromLabels(task)
 	projectID, known := p.projects[task.Namespace]
 	return store.TaskKey{ProjectID: projectID, TaskID: taskID}, ok && known
+}
+
+func (p *linePublisher) knowsProjectOf(namespace string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.projects[namespace]
+	return ok
 }
 
 // finish delivers the task's last lines and forgets it. Later reports of
