@@ -65,9 +65,9 @@ func haPostgres(t *testing.T) (*pgtest.Server, string) {
 	return srv, srv.NewDatabase(t)
 }
 
-// startReplica starts an API server over the env's cluster and the store
-// at dsn, wired as the manager wires one (internal/cmd/manager.go).
-func startReplica(t *testing.T, e *apiEnv, name, dsn string) *replica {
+// newReplicaManager is a manager over the env's cluster with a cache of
+// its own, as a replica's (internal/cmd/manager.go).
+func newReplicaManager(t *testing.T, e *apiEnv) ctrl.Manager {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -79,6 +79,14 @@ func startReplica(t *testing.T, e *apiEnv, name, dsn string) *replica {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return mgr
+}
+
+// startReplica starts an API server over the env's cluster and the store
+// at dsn, wired as the manager wires one (internal/cmd/manager.go).
+func startReplica(t *testing.T, e *apiEnv, name, dsn string) *replica {
+	t.Helper()
+	mgr := newReplicaManager(t, e)
 	st, err := store.Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -473,16 +481,7 @@ func TestHALive_aTaskOfADeletedProjectIsForgotten(t *testing.T) {
 	tpl := p.createTemplate(t, "Deleted with its project", nil)
 	lt := startLiveTask(t, p, tpl.ID)
 
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(bastionv1.AddToScheme(scheme))
-	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
-		Scheme: scheme, Cache: controllers.CacheOptions(managerNamespace), Client: controllers.ClientOptions(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := newReplicaManager(t, e)
 	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "lines.db"))
 	if err != nil {
 		t.Fatal(err)

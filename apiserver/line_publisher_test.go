@@ -21,15 +21,7 @@ import (
 // (The feed itself, and the publisher across PostgreSQL replicas, are
 // tested in internal/store and in ha_live_test.go.)
 func TestLinePublisher_deliversEachLineOnceFromItsOwnLastLine(t *testing.T) {
-	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "pub.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	h := hub.New()
-	t.Cleanup(h.Close)
-	sub := h.Subscribe(hub.All, 1000)
-	p := &linePublisher{store: st, hub: h, log: logAPI(), tasks: map[store.TaskKey]*followed{}}
+	st, p, sub := newTestPublisher(t)
 	ctx := context.Background()
 	task, other := store.TaskKey{ProjectID: 1, TaskID: 1}, store.TaskKey{ProjectID: 1, TaskID: 2}
 	appendLines := func(key store.TaskKey, from, to int64) []store.Line {
@@ -62,6 +54,21 @@ func TestLinePublisher_deliversEachLineOnceFromItsOwnLastLine(t *testing.T) {
 	}
 }
 
+// newTestPublisher is a publisher over a fresh SQLite store, with a
+// subscriber of every message of its hub.
+func newTestPublisher(t *testing.T) (store.Store, *linePublisher, *hub.Subscription) {
+	t.Helper()
+	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "pub.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := hub.New()
+	t.Cleanup(h.Close)
+	sub := h.Subscribe(hub.All, 1000)
+	return st, &linePublisher{store: st, hub: h, log: logAPI(), tasks: map[store.TaskKey]*followed{}}, sub
+}
+
 // checkPublished fails unless the hub's messages are exactly the log
 // lines want ("task/seq"), in order.
 func checkPublished(t *testing.T, sub *hub.Subscription, want ...string) {
@@ -92,15 +99,7 @@ func checkPublished(t *testing.T, sub *hub.Subscription, want ...string) {
 // must not silence the task's live output on every replica, and a forged
 // task must not be followed (and read at every catch-up) for ever.
 func TestLinePublisher_aForgedReportNeitherSilencesATaskNorIsFollowed(t *testing.T) {
-	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "pub.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	h := hub.New()
-	t.Cleanup(h.Close)
-	sub := h.Subscribe(hub.All, 1000)
-	p := &linePublisher{store: st, hub: h, log: logAPI(), tasks: map[store.TaskKey]*followed{}}
+	st, p, sub := newTestPublisher(t)
 	ctx := context.Background()
 	task, forged := store.TaskKey{ProjectID: 1, TaskID: 1}, store.TaskKey{ProjectID: 9, TaskID: 9}
 	appendLines := func(from, to int64) {
@@ -140,16 +139,10 @@ func (hangingStore) Lines(ctx context.Context, _ store.TaskKey, _, _ int) ([]sto
 // the update frames of every task, wait on it. It fails after a bound and
 // is tried again.
 func TestLinePublisher_aHangingReadEndsAndIsTriedAgain(t *testing.T) {
-	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "pub.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st, p, _ := newTestPublisher(t)
+	p.store = hangingStore{st}
 	defer func(was time.Duration) { readTimeout = was }(readTimeout)
 	readTimeout = 100 * time.Millisecond
-	h := hub.New()
-	t.Cleanup(h.Close)
-	p := &linePublisher{store: hangingStore{st}, hub: h, log: logAPI(), tasks: map[store.TaskKey]*followed{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	task := store.TaskKey{ProjectID: 1, TaskID: 1}
