@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -475,4 +477,52 @@ func (l *cuttableLink) cut(down bool) {
 		}
 		l.conns = map[net.Conn]struct{}{}
 	}
+}
+
+// A task whose project is deleted while it runs is deleted after its
+// Project is gone from the cache (the Project's finalizer goes as soon as
+// the namespace's deletion is asked): the publisher must still forget it,
+// or every such task stays followed, and read at every catch-up, for the
+// life of the replica.
+func TestHALive_aTaskOfADeletedProjectIsForgotten(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	tpl := p.createTemplate(t, "Deleted with its project", nil)
+	lt := startLiveTask(t, p, tpl.ID)
+
+	mgr, ctx := newReplicaManager(t, e, "deleted-project", ctrl.Options{}, nil)
+	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "lines.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := hub.New()
+	follows, err := apiserver.StartLinePublisher(ctx, mgr.GetCache(), mgr.GetCache(), st, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { live.Close(); st.Close() })
+
+	if err := st.AppendLines(t.Context(), lt.key, []store.Line{{Seq: 1, Time: time.Now(), Output: "line 1"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, func() (bool, string) { return follows(lt.key), "the task is not followed" })
+
+	project := e.projectObject(t, p.pid)
+	if err := e.K8s.Delete(t.Context(), project); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, func() (bool, string) {
+		err := mgr.GetClient().Get(t.Context(), client.ObjectKeyFromObject(project), &bastionv1.Project{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("the project is still in the cache: %v", err)
+	})
+	task := &bastionv1.Task{}
+	if err := e.K8s.Get(t.Context(), client.ObjectKey{Namespace: lt.ns, Name: lt.name}, task); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.K8s.Delete(t.Context(), task); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, func() (bool, string) {
+		return !follows(lt.key), "the deleted task of a deleted project is still followed"
+	})
 }

@@ -39,6 +39,12 @@ type linePublisher struct {
 	mu    sync.Mutex
 	tasks map[store.TaskKey]*followed
 	ended endedTasks
+	// projects is each project namespace's project id, learned from its
+	// tasks: a project is gone from the cache (its finalizer goes as soon
+	// as its namespace's deletion is asked) before its running tasks are
+	// deleted, and those must still be forgotten. One entry per project
+	// this replica saw a task of.
+	projects map[string]int64
 }
 
 // followed is a task whose lines are delivered. Its lock takes the feed's
@@ -59,6 +65,13 @@ type followed struct {
 // publishPage is how many lines a read from the store takes at a time.
 const publishPage = 1000
 
+// readTimeout bounds a read of the store: the feed's reports of every task
+// and, through a task's last catch-up, the update frames of every task
+// wait on it, so a PostgreSQL that stops answering without closing the
+// connection must not hold them until TCP gives up. A read that times out
+// is tried again, like one that failed. A variable for tests.
+var readTimeout = 10 * time.Second
+
 // PublishLines starts this replica's publisher of output lines. It runs
 // until ctx ends or the store closes. informers (the manager's cache, nil
 // in benchmarks) tells it when a task ends; reader (the same cache) names
@@ -69,7 +82,8 @@ func PublishLines(ctx context.Context, informers cache.Informers, reader client.
 }
 
 func startLinePublisher(ctx context.Context, informers cache.Informers, reader client.Reader, st store.Store, h *hub.Hub) (*linePublisher, error) {
-	p := &linePublisher{store: st, hub: h, log: logAPI().WithName("lines"), tasks: map[store.TaskKey]*followed{}}
+	p := &linePublisher{store: st, hub: h, log: logAPI().WithName("lines"), tasks: map[store.TaskKey]*followed{},
+		projects: map[string]int64{}}
 	if informers != nil {
 		if err := p.finishEnded(ctx, informers, reader); err != nil {
 			return nil, err
@@ -96,9 +110,9 @@ func (p *linePublisher) report(ctx context.Context, r store.LinesStored) {
 		}
 		return
 	}
-	f := p.follow(r.Task, r.From)
+	f := p.follow(ctx, r)
 	if f == nil {
-		return // ended: its last lines went out already
+		return // ended: its last lines went out already; or not a real report
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -154,21 +168,53 @@ func (p *linePublisher) attempt(ctx context.Context, key store.TaskKey, f *follo
 }
 
 // follow is the state of a task, made on its first report: the lines
-// stored before it (up to from) were stored before this replica heard of
-// the task, and a client that opens the task reads them from /output, as
-// it does after a restart of the manager. nil for a task that ended.
-func (p *linePublisher) follow(key store.TaskKey, from int64) *followed {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if f, ok := p.tasks[key]; ok {
+// stored before it (up to its From) were stored before this replica heard
+// of the task, and a client that opens the task reads them from /output,
+// as it does after a restart of the manager. nil for a task that ended.
+//
+// A first report heard from another process (no lines) is checked against
+// the store: any role that may connect to the database can NOTIFY on the
+// feed's channel, and a forged range far ahead would otherwise silence the
+// task here, a forged task be followed for ever. A real report's lines are
+// committed before it is sent, so the task's watermark reaches its To.
+func (p *linePublisher) follow(ctx context.Context, r store.LinesStored) *followed {
+	if f, known := p.known(r.Task); known {
 		return f
 	}
-	if p.ended.has(key) {
+	from := r.From
+	if r.Lines == nil {
+		read, cancel := context.WithTimeout(ctx, readTimeout)
+		last, err := p.store.LastSeq(read, r.Task)
+		cancel()
+		if err == nil && last < r.To {
+			return nil
+		}
+		if err == nil {
+			from = min(from, last)
+		} // else the read of its lines fails too, and is tried again
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f, ok := p.tasks[r.Task]; ok {
+		return f
+	}
+	if p.ended.has(r.Task) {
 		return nil
 	}
 	f := &followed{delivered: from}
-	p.tasks[key] = f
+	p.tasks[r.Task] = f
 	return f
+}
+
+// known is the state of a followed task, or known true for one that
+// ended.
+func (p *linePublisher) known(key store.TaskKey) (f *followed, known bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f, ok := p.tasks[key]; ok {
+		return f, true
+	}
+	return nil, p.ended.has(key)
 }
 
 func (p *linePublisher) following() map[store.TaskKey]*followed {
@@ -195,7 +241,7 @@ func (p *linePublisher) deliver(ctx context.Context, key store.TaskKey, f *follo
 		return nil
 	}
 	for f.delivered < upTo {
-		page, err := p.store.Lines(ctx, key, int(f.delivered), int(min(upTo-f.delivered, publishPage)))
+		page, err := p.readPage(ctx, key, f.delivered, upTo)
 		if err != nil {
 			return err
 		}
@@ -204,6 +250,14 @@ func (p *linePublisher) deliver(ctx context.Context, key store.TaskKey, f *follo
 		}
 	}
 	return nil
+}
+
+// readPage reads a page of the task's lines after delivered, up to upTo,
+// within readTimeout.
+func (p *linePublisher) readPage(ctx context.Context, key store.TaskKey, delivered, upTo int64) ([]store.Line, error) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	return p.store.Lines(ctx, key, int(delivered), int(min(upTo-delivered, publishPage)))
 }
 
 // publish puts the run of lines that follows f.delivered on the hub and
@@ -234,10 +288,13 @@ func (p *linePublisher) finishEnded(ctx context.Context, informers cache.Informe
 		if gone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 			obj = gone.Obj
 		}
-		if task, ok := obj.(*bastionv1.Task); ok && (deleted || ended(task)) {
-			if key, err := storeKey(ctx, reader, task); err == nil {
-				p.finish(ctx, key)
-			}
+		task, ok := obj.(*bastionv1.Task)
+		if !ok || !deleted && !ended(task) && p.knowsProjectOf(task.Namespace) {
+			return // a running task's update: nothing to learn or do
+		}
+		key, ok := p.keyOf(ctx, reader, task)
+		if ok && (deleted || ended(task)) {
+			p.finish(ctx, key)
 		}
 	}
 	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -246,6 +303,28 @@ func (p *linePublisher) finishEnded(ctx context.Context, informers cache.Informe
 		DeleteFunc: func(obj any) { end(obj, true) },
 	})
 	return err
+}
+
+// keyOf is storeKey, with the project id remembered from the namespace's
+// earlier tasks once the project is gone from the cache.
+func (p *linePublisher) keyOf(ctx context.Context, reader client.Reader, task *bastionv1.Task) (store.TaskKey, bool) {
+	key, err := storeKey(ctx, reader, task)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil {
+		p.projects[task.Namespace] = key.ProjectID
+		return key, true
+	}
+	taskID, ok := ids.FromLabels(task)
+	projectID, known := p.projects[task.Namespace]
+	return store.TaskKey{ProjectID: projectID, TaskID: taskID}, ok && known
+}
+
+func (p *linePublisher) knowsProjectOf(namespace string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.projects[namespace]
+	return ok
 }
 
 // finish delivers the task's last lines and forgets it. Later reports of

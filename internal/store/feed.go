@@ -24,12 +24,19 @@ type LinesStored struct {
 	Lines []Line
 	// CatchUp: read every followed task from the store again.
 	CatchUp bool
+	// held is the bytes of Lines' output, counted as a queue merges them.
+	held int
 }
 
 // maxHeldLines bounds the lines a watcher's queue keeps per task when its
 // reader is slow: beyond it the report keeps its range and drops the lines,
 // which the reader then reads from the store.
 const maxHeldLines = 50_000
+
+// maxHeldBytes bounds the same by the lines' bytes: two full batches of a
+// runner (runproto.MaxBatchBytes), so a task printing long lines cannot
+// make a slow watcher hold gigabytes.
+const maxHeldBytes = 8 << 20
 
 // feed fans the reports of one store out to its watchers. Each watcher has
 // a queue that merges reports per task instead of growing or dropping: a
@@ -106,12 +113,24 @@ func (r *LinesStored) merge(next LinesStored) {
 	switch {
 	case next.To <= r.To && next.From >= r.From:
 		return // nothing new (a late report)
-	case r.Lines != nil && next.Lines != nil && next.From == r.To && len(r.Lines)+len(next.Lines) <= maxHeldLines:
+	case r.Lines != nil && next.Lines != nil && next.From == r.To && len(r.Lines)+len(next.Lines) <= maxHeldLines &&
+		r.bytes()+next.bytes() <= maxHeldBytes:
+		r.held += next.held
 		r.Lines = append(r.Lines, next.Lines...)
 	default:
-		r.Lines = nil
+		r.Lines, r.held = nil, 0
 	}
 	r.From, r.To = min(r.From, next.From), max(r.To, next.To)
+}
+
+// bytes is held, counting it first if nobody did yet.
+func (r *LinesStored) bytes() int {
+	if r.held == 0 {
+		for _, l := range r.Lines {
+			r.held += len(l.Output)
+		}
+	}
+	return r.held
 }
 
 // watch calls fn with the watcher's reports until ctx ends or the store
@@ -182,12 +201,18 @@ func (f *feed) close() {
 // advanced is the report of an append that moved the watermark from
 // before to after, or ok false when it did not move. sorted is the batch;
 // its lines go with the report when they hold the whole range, which is
-// the case of every batch that arrives in order.
+// the case of every batch that arrives in order. They never go when a gap
+// was pending (before.max > before.last): a line of the batch in the gap's
+// region may have been stored already, and the store keeps that first
+// copy, whose text a resend need not share; the watchers read those.
 func advanced(task TaskKey, before, after watermark, sorted []Line) (r LinesStored, ok bool) {
 	if after.last <= before.last {
 		return r, false
 	}
 	r = LinesStored{Task: task, From: before.last, To: after.last}
+	if before.max > before.last {
+		return r, true
+	}
 	var run []Line
 	for _, l := range sorted {
 		if l.Seq > before.last && l.Seq <= after.last {

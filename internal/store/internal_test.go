@@ -45,6 +45,37 @@ func TestAdvanceWatermark(t *testing.T) {
 	}
 }
 
+// A slow watcher's queue holds a bounded number of bytes per task, not only
+// of lines: 50,000 lines of 64 KiB (what a runner's token holder can send
+// in 4 MiB batches) would be 3 GiB held for one task.
+func TestWatcherQueueHoldsBoundedBytes(t *testing.T) {
+	w := &watcher{pending: map[TaskKey]*LinesStored{}, wake: make(chan struct{}, 1)}
+	task := TaskKey{ProjectID: 1, TaskID: 1}
+	big := strings.Repeat("x", 64<<10)
+	const perBatch = 64 // one 4 MiB batch of 64 KiB lines
+	var seq int64
+	for range 2 * maxHeldBytes / (perBatch * len(big)) {
+		batch := make([]Line, perBatch)
+		for i := range batch {
+			seq++
+			batch[i] = Line{Seq: seq, Output: big}
+		}
+		r, _ := advanced(task, watermark{seq - perBatch, seq - perBatch}, watermark{seq, seq}, batch)
+		w.push(r)
+	}
+	got := w.take()
+	if len(got) != 1 || got[0].From != 0 || got[0].To != seq {
+		t.Fatalf("the queue holds %d reports, want one of lines 1..%d", len(got), seq)
+	}
+	held := 0
+	for _, l := range got[0].Lines {
+		held += len(l.Output)
+	}
+	if held > maxHeldBytes {
+		t.Fatalf("the queue held %d bytes of lines for one task, over %d", held, maxHeldBytes)
+	}
+}
+
 func TestSplitBatch(t *testing.T) {
 	maybe, fresh := splitBatch(watermark{3, 6}, seqLines(1, 3, 4, 6, 7, 9))
 	if got := [][]Line{maybe, fresh}; !reflect.DeepEqual(got, [][]Line{seqLines(4, 6), seqLines(7, 9)}) {

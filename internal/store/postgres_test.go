@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -270,4 +271,39 @@ func terminateListener(t *testing.T, dsn string) int64 {
 		t.Fatalf("pg_terminate_backend(%d) = %v, %v", pid, ok, err)
 	}
 	return pid
+}
+
+// The premise of the publisher's check of a first report against the
+// store (apiserver/line_publisher.go, follow): a role with no privilege on
+// any table, connected to the database as PostgreSQL lets every role do
+// by default, reaches every replica's feed with a NOTIFY on its channel.
+// The feed cannot tell (so its readers must not trust a report's range),
+// and the report can name no lines: it carries none.
+func TestPostgres_anyRoleOfTheDatabaseCanReachTheFeed(t *testing.T) {
+	srv := store.PostgresServer(t)
+	dsn := srv.NewDatabase(t)
+	s := mustOpen(t, dsn)
+	f := storetest.Watch(t, s)
+	f.WaitCatchUp(t)
+	admin, err := pgx.Connect(t.Context(), srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	role := fmt.Sprintf("intruder_%d", time.Now().UnixNano())
+	if _, err := admin.Exec(t.Context(), "CREATE ROLE "+role+" LOGIN"); err != nil {
+		t.Fatal(err)
+	}
+	intruder, err := pgx.Connect(t.Context(), strings.Replace(dsn, "postgres@", role+"@", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer intruder.Close(context.Background())
+	if _, err := intruder.Exec(t.Context(), "SELECT * FROM task_lines"); err == nil {
+		t.Fatal("the intruder role may read the lines; the test means one that may not")
+	}
+	if _, err := intruder.Exec(t.Context(), "SELECT pg_notify('bastion_lines', 'forged 4 9 1000000 1000001')"); err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, f.Next(t), store.TaskKey{ProjectID: 4, TaskID: 9}, 1000000, 1000001, 0)
 }

@@ -89,6 +89,32 @@ func testFeedReportsEachAdvance(t *testing.T, s store.Store) {
 	checkReport(t, f.Next(t), task, 5, 7, true)
 }
 
+// A report carries the lines as stored, never a resend's: a line already
+// stored beyond a gap keeps its first text, so a batch that fills the gap
+// and repeats that line with other text (a runner's token holder can send
+// it) must not put the other text on this replica's hub while every other
+// replica, reading the store, shows the stored one.
+func testFeedCarriesStoredText(t *testing.T, s store.Store) {
+	f := Watch(t, s)
+	f.WaitCatchUp(t)
+	mustAppend(t, s, task, lines(1, 1))
+	checkReport(t, f.Next(t), task, 0, 1, true)
+	mustAppend(t, s, task, []store.Line{line(3)}) // beyond a gap: no report
+	forged := line(3)
+	forged.Output = "not what was stored"
+	mustAppend(t, s, task, []store.Line{line(2), forged})
+	r := f.Next(t)
+	if r.CatchUp || r.Task != task || r.From != 1 || r.To != 3 {
+		t.Fatalf("got report %+v, want task %v lines 2..3", r, task)
+	}
+	for _, l := range r.Lines {
+		if l.Seq == 3 && l.Output != line(3).Output {
+			t.Fatalf("the report carries line 3 as %q; the store holds %q", l.Output, line(3).Output)
+		}
+	}
+	checkSeqs(t, allLines(t, s, task), seqRange(1, 3)...)
+}
+
 // A watcher ends with its context and with the store; a closed store
 // refuses new watchers.
 func testFeedEnds(t *testing.T, s store.Store) {

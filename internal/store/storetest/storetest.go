@@ -49,6 +49,7 @@ func Run(t *testing.T, open Open) {
 		{"RefusesInvalidCredentialArguments", testRefusesInvalidCredentialArguments},
 		{"FeedReportsEachAdvanceOnceAfterCommit", testFeedReportsEachAdvance},
 		{"FeedMergesReportsForASlowWatcher", testFeedMergesForASlowWatcher},
+		{"FeedCarriesTheStoredTextNotAResends", testFeedCarriesStoredText},
 		{"FeedEndsWithItsContextAndTheStore", testFeedEnds},
 		{"ReturnsErrorsWhenClosed", testClosed},
 		{"ReturnsCredentialErrorsWhenClosed", testCredentialsWhenClosed},
