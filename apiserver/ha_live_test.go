@@ -490,17 +490,17 @@ func TestHALive_aTaskOfADeletedProjectIsForgotten(t *testing.T) {
 	tpl := p.createTemplate(t, "Deleted with its project", nil)
 	lt := startLiveTask(t, p, tpl.ID)
 
-	mgr, ctx := newReplicaManager(t, e, "deleted-project", ctrl.Options{}, nil)
 	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "lines.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	live := hub.New()
-	follows, err := apiserver.StartLinePublisher(ctx, mgr.GetCache(), mgr.GetCache(), st, live)
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { live.Close(); st.Close() })
+	var follows func(store.TaskKey) bool
+	mgr, _ := newReplicaManager(t, e, "deleted-project", ctrl.Options{}, func(mgr ctrl.Manager) (err error) {
+		follows, err = apiserver.StartLinePublisher(t.Context(), mgr.GetCache(), mgr.GetCache(), st, live)
+		return err
+	})
 
 	if err := st.AppendLines(t.Context(), lt.key, []store.Line{{Seq: 1, Time: time.Now(), Output: "line 1"}}); err != nil {
 		t.Fatal(err)
