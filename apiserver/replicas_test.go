@@ -411,3 +411,46 @@ func TestReplicas_aPrunedTaskDeletedOnOneReplicaLeavesTheOthersLists(t *testing.
 	}
 	t.Logf("a pruned task deleted on replica 1 left replica 2's cached list after %s", time.Since(start))
 }
+
+// TestReplicas_aBurstOfGuessesMeetsTheLimitAsGuessesInTurnWould: thirty
+// wrong passwords sent at once to one account from one address, spread
+// over three replicas, get no more than the account's free failures (3)
+// through to a password comparison; the rest are answered 429 as a guess
+// sent after them would be. A guess is counted before its password is
+// compared, so a burst cannot all pass the check before the first
+// failure is recorded.
+func TestReplicas_aBurstOfGuessesMeetsTheLimitAsGuessesInTurnWould(t *testing.T) {
+	e := startEnv(t)
+	rs := e.replicas(t, 3)
+	user, password := e.newUser(t, "burst", false)
+	const burst = 30
+	answers := make(chan attempt, burst)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range burst {
+		b := rs.on(e.browser(t), i%3)
+		wg.Go(func() {
+			<-start
+			answers <- signInFrom(t, b, "", user.Spec.Username, fmt.Sprintf("wrong-%d", i))
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(answers)
+	counts := map[int]int{}
+	for a := range answers {
+		counts[a.code]++
+		if a.code == http.StatusTooManyRequests && (a.retryAfter == "" || !strings.HasPrefix(a.message, "too many failed sign-ins for this ")) {
+			t.Errorf("a refused guess = %+v, want Retry-After and the usual message", a)
+		}
+	}
+	if counts[http.StatusUnauthorized] > 3 || counts[http.StatusUnauthorized]+counts[http.StatusTooManyRequests] != burst {
+		t.Fatalf("%d guesses at once: %v; want at most 3 compared (401), the rest 429", burst, counts)
+	}
+	// The owner, from an address that has not guessed, still gets in
+	// once the delay is over; its success forgives the run.
+	rs.clock.Advance(time.Minute)
+	if a := signInFrom(t, rs.on(e.browser(t), 0), "", user.Spec.Username, password); a.code != http.StatusNoContent {
+		t.Fatalf("the right password after the delay = %+v, want 204", a)
+	}
+}

@@ -73,20 +73,22 @@ func testCountsSignInFailuresInARunAndAWindow(t *testing.T, s store.Store) {
 }
 
 // testEndsARunOnSignInAndRemembersTheAddress: a success forgets the
-// account's run and guessers, not the address's failures.
+// account's run and guessers, not the address's failures but the one its
+// try counted.
 func testEndsARunOnSignInAndRemembersTheAddress(t *testing.T, s store.Store) {
 	for range 4 {
 		failAt(t, s, "acct", "192.0.2.1", base, 10)
 	}
 	at := base.Add(time.Minute)
-	if err := s.SignInSucceeded(t.Context(), "acct", "192.0.2.1", at); err != nil {
+	if err := s.SignInSucceeded(t.Context(), "acct", "192.0.2.1", base, at); err != nil {
 		t.Fatal(err)
 	}
 	checkRecord(t, signInRecord(t, s, "acct", "192.0.2.1"), store.SignInRecord{
-		AddressFailures: 4, AddressSince: us(base), KnownAt: us(at),
+		AddressFailures: 3, AddressSince: us(base), KnownAt: us(at),
 	})
+	// A try before the address's window began was not counted in it.
 	again := base.Add(2 * time.Minute)
-	if err := s.SignInSucceeded(t.Context(), "acct", "192.0.2.1", again); err != nil {
+	if err := s.SignInSucceeded(t.Context(), "acct", "192.0.2.1", base.Add(-time.Second), again); err != nil {
 		t.Fatal(err)
 	}
 	if got := signInRecord(t, s, "acct", "192.0.2.1").KnownAt; !got.Equal(us(again)) {
@@ -133,11 +135,50 @@ func testCountsConcurrentSignInFailuresOneByOne(t *testing.T, s store.Store) {
 	}
 }
 
+// testDecidesConcurrentSignInAttemptsOneByOne: tries from many callers at
+// once (replicas) are each decided on the counts of those before them:
+// with three allowed, exactly three go ahead and are counted.
+func testDecidesConcurrentSignInAttemptsOneByOne(t *testing.T, s store.Store) {
+	const n = 40
+	var wg sync.WaitGroup
+	var allowed atomic.Int32
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			ok, err := s.SignInAttempt(context.Background(), "acct", "192.0.2."+string(rune('a'+i%2)),
+				store.SignInWindow{Now: base, Window: window, MaxGuessers: 10},
+				func(r store.SignInRecord) bool { return r.AccountFailures < 3 })
+			if ok {
+				allowed.Add(1)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := signInRecord(t, s, "acct", "192.0.2.a")
+	if allowed.Load() != 3 || r.AccountFailures != 3 {
+		t.Fatalf("%d concurrent tries, 3 allowed: %d went ahead, record %+v", n, allowed.Load(), r)
+	}
+	// A refused try leaves nothing behind, not even the rows it locked.
+	ok, err := s.SignInAttempt(t.Context(), "other", "192.0.2.9",
+		store.SignInWindow{Now: base, Window: window, MaxGuessers: 10}, func(store.SignInRecord) bool { return false })
+	if err != nil || ok {
+		t.Fatalf("a refused try = %v, %v", ok, err)
+	}
+	checkRecord(t, signInRecord(t, s, "other", "192.0.2.9"), store.SignInRecord{})
+}
+
 // testPrunesSignInRecords: what is past its window goes, what is not stays.
 func testPrunesSignInRecords(t *testing.T, s store.Store) {
 	failAt(t, s, "old", "192.0.2.1", base, 10)
 	failAt(t, s, "new", "192.0.2.2", base.Add(time.Hour), 10)
-	if err := s.SignInSucceeded(t.Context(), "owner", "192.0.2.3", base); err != nil {
+	if err := s.SignInSucceeded(t.Context(), "owner", "192.0.2.3", base, base); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.PruneSignIns(t.Context(), base.Add(30*time.Minute), base.Add(time.Second)); err != nil {
@@ -231,7 +272,7 @@ func testRefusesInvalidSharedArguments(t *testing.T, s store.Store) {
 	for what, err := range map[string]error{
 		"SignInRecord with no account": errRecord,
 		"SignInFailed with a long one": s.SignInFailed(ctx, long, "a", store.SignInWindow{Now: base, Window: window, MaxGuessers: 1}),
-		"SignInSucceeded, no address":  s.SignInSucceeded(ctx, "a", "", base),
+		"SignInSucceeded, no address":  s.SignInSucceeded(ctx, "a", "", base, base),
 		"ClaimDeliveries with a NUL":   errClaim,
 		"ReleaseDeliveries of \"\"":    s.ReleaseDeliveries(ctx, []string{""}, base),
 	} {
@@ -249,7 +290,7 @@ func testSharedStateWhenClosed(t *testing.T, s store.Store) {
 	for what, err := range map[string]error{
 		"SignInRecord":      errRecord,
 		"SignInFailed":      s.SignInFailed(ctx, "a", "b", store.SignInWindow{Now: base, Window: window, MaxGuessers: 1}),
-		"SignInSucceeded":   s.SignInSucceeded(ctx, "a", "b", base),
+		"SignInSucceeded":   s.SignInSucceeded(ctx, "a", "b", base, base),
 		"PruneSignIns":      s.PruneSignIns(ctx, base, base),
 		"ClaimDeliveries":   errClaim,
 		"ReleaseDeliveries": s.ReleaseDeliveries(ctx, []string{"k"}, base),
