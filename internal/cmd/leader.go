@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	apicorev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -100,7 +102,9 @@ func replicaIdentity() string {
 // leader it reads, so that every replica's log says who leads.
 type leaseLock struct {
 	resourcelock.Interface
-	log logr.Logger
+	log       logr.Logger
+	namespace string
+	core      corev1.CoreV1Interface
 
 	mu     sync.Mutex
 	leader string
@@ -126,7 +130,7 @@ func newLeaseLock(cfg *rest.Config, namespace, identity string, le leaderElectio
 	if err != nil {
 		return nil, err
 	}
-	return &leaseLock{Interface: lock, log: log}, nil
+	return &leaseLock{Interface: lock, log: log, namespace: namespace, core: core}, nil
 }
 
 func (l *leaseLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
@@ -135,6 +139,23 @@ func (l *leaseLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord
 		l.observe(record.HolderIdentity)
 	}
 	return record, raw, err
+}
+
+// Create makes the Lease, and first the manager's namespace if it is
+// missing (a manager run off the chart: from a laptop, on a VM). The
+// namespace is otherwise made by a leader-only runnable, which could not
+// run before a replica leads: none ever would.
+func (l *leaseLock) Create(ctx context.Context, record resourcelock.LeaderElectionRecord) error {
+	err := l.Interface.Create(ctx, record)
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	_, nsErr := l.core.Namespaces().Create(ctx, &apicorev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: l.namespace}}, metav1.CreateOptions{})
+	if nsErr != nil && !apierrors.IsAlreadyExists(nsErr) {
+		return fmt.Errorf("the Lease's namespace %s is missing and could not be made: %w", l.namespace, nsErr)
+	}
+	l.log.Info("made the manager's namespace, where the Lease lives", "namespace", l.namespace)
+	return l.Interface.Create(ctx, record)
 }
 
 func (l *leaseLock) observe(holder string) {

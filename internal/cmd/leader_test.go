@@ -241,3 +241,37 @@ func TestLeaseRelease_leavesAnotherReplicasLeaseAlone(t *testing.T) {
 		t.Fatalf("Lease held by %q after replica-a's release, want replica-b", holder)
 	}
 }
+
+// TestLeaderElection_aMissingNamespaceIsCreatedSoAReplicaCanLead: off a
+// cluster's install (a manager run from a laptop or a VM, whose namespace
+// defaults to bastion-system) the manager's namespace may not exist. The
+// Lease lives in it, and the namespace was created only by a leader-only
+// runnable: no replica could ever lead, and the controllers never ran.
+// The lock creates the namespace when the Lease cannot be created for
+// want of it.
+func TestLeaderElection_aMissingNamespaceIsCreatedSoAReplicaCanLead(t *testing.T) {
+	cfg := startEnvtest(t)
+	t.Setenv("POD_NAME", "replica-a")
+	options, lease, err := electionOptions(cfg, managerOptions{LeaderElect: true, LeaderElection: defaultLeaderElection, Namespace: "not-made-yet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	options.Metrics = metricsserver.Options{BindAddress: "0"}
+	options.HealthProbeBindAddress = "0"
+	mgr, err := ctrl.NewManager(cfg, options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &replica{Manager: mgr, lease: lease, store: io.NopCloser(nil)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Start(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-mgr.Elected():
+	case err := <-done:
+		t.Fatalf("the manager stopped: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no replica leads after 20 s when the manager's namespace does not exist yet")
+	}
+}
