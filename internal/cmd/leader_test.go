@@ -87,19 +87,10 @@ type candidate struct {
 
 func newCandidate(t *testing.T, cfg *rest.Config, name string, le leaderElection) *candidate {
 	t.Helper()
-	t.Setenv("POD_NAME", name)
-	options, lease, err := electionOptions(cfg, managerOptions{LeaderElect: true, LeaderElection: le, Namespace: "bastion-system"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	options.Metrics = metricsserver.Options{BindAddress: "0"}
-	options.HealthProbeBindAddress = "0"
-	mgr, err := ctrl.NewManager(cfg, options)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &candidate{replica: &replica{Manager: mgr, lease: lease, store: io.NopCloser(nil)}, name: name, done: make(chan error, 1)}
-	must(t, mgr.Add(elected{lease}))
+	r := electedReplica(t, cfg, name, "bastion-system", le)
+	c := &candidate{replica: r, name: name, done: make(chan error, 1)}
+	mgr := r.Manager
+	must(t, mgr.Add(elected{r.lease}))
 	must(t, mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		c.mu.Lock()
 		c.started = time.Now()
@@ -115,6 +106,24 @@ func newCandidate(t *testing.T, cfg *rest.Config, name string, le leaderElection
 	go func() { c.done <- c.Start(ctx) }()
 	t.Cleanup(c.stop)
 	return c
+}
+
+// electedReplica is a replica named name that takes part in leader
+// election on the Lease in namespace, with nothing else to run.
+func electedReplica(t *testing.T, cfg *rest.Config, name, namespace string, le leaderElection) *replica {
+	t.Helper()
+	t.Setenv("POD_NAME", name)
+	options, lease, err := electionOptions(cfg, managerOptions{LeaderElect: true, LeaderElection: le, Namespace: namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	options.Metrics = metricsserver.Options{BindAddress: "0"}
+	options.HealthProbeBindAddress = "0"
+	mgr, err := ctrl.NewManager(cfg, options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &replica{Manager: mgr, lease: lease, store: io.NopCloser(nil)}
 }
 
 func (c *candidate) stop() {
@@ -251,24 +260,13 @@ func TestLeaseRelease_leavesAnotherReplicasLeaseAlone(t *testing.T) {
 // want of it.
 func TestLeaderElection_aMissingNamespaceIsCreatedSoAReplicaCanLead(t *testing.T) {
 	cfg := startEnvtest(t)
-	t.Setenv("POD_NAME", "replica-a")
-	options, lease, err := electionOptions(cfg, managerOptions{LeaderElect: true, LeaderElection: defaultLeaderElection, Namespace: "not-made-yet"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	options.Metrics = metricsserver.Options{BindAddress: "0"}
-	options.HealthProbeBindAddress = "0"
-	mgr, err := ctrl.NewManager(cfg, options)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &replica{Manager: mgr, lease: lease, store: io.NopCloser(nil)}
+	r := electedReplica(t, cfg, "replica-a", "not-made-yet", defaultLeaderElection)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Start(ctx) }()
 	defer func() { cancel(); <-done }()
 	select {
-	case <-mgr.Elected():
+	case <-r.Elected():
 	case err := <-done:
 		t.Fatalf("the manager stopped: %v", err)
 	case <-time.After(20 * time.Second):

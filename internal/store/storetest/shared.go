@@ -108,19 +108,14 @@ func testBoundsTheGuessersOfAnAccount(t *testing.T, s store.Store) {
 	}
 }
 
-// testCountsConcurrentSignInFailuresOneByOne: failures from many callers
-// at once (replicas) are each counted.
-func testCountsConcurrentSignInFailuresOneByOne(t *testing.T, s store.Store) {
-	const n = 40
+// atOnce runs call(0) … call(n-1) concurrently, as replicas would, and
+// fails the test on the first error.
+func atOnce(t *testing.T, n int, call func(i int) error) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- s.SignInFailed(context.Background(), "acct", "192.0.2."+string(rune('a'+i%4)),
-				store.SignInWindow{Now: base, Window: window, MaxGuessers: 2})
-		}()
+		wg.Go(func() { errs <- call(i) })
 	}
 	wg.Wait()
 	close(errs)
@@ -129,6 +124,16 @@ func testCountsConcurrentSignInFailuresOneByOne(t *testing.T, s store.Store) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// testCountsConcurrentSignInFailuresOneByOne: failures from many callers
+// at once (replicas) are each counted.
+func testCountsConcurrentSignInFailuresOneByOne(t *testing.T, s store.Store) {
+	const n = 40
+	atOnce(t, n, func(i int) error {
+		return s.SignInFailed(context.Background(), "acct", "192.0.2."+string(rune('a'+i%4)),
+			store.SignInWindow{Now: base, Window: window, MaxGuessers: 2})
+	})
 	r := signInRecord(t, s, "acct", "192.0.2.a")
 	if r.AccountFailures != n || r.Guessers != 2 {
 		t.Fatalf("after %d concurrent failures from 4 addresses (at most 2 guessers): %+v", n, r)
@@ -140,27 +145,16 @@ func testCountsConcurrentSignInFailuresOneByOne(t *testing.T, s store.Store) {
 // with three allowed, exactly three go ahead and are counted.
 func testDecidesConcurrentSignInAttemptsOneByOne(t *testing.T, s store.Store) {
 	const n = 40
-	var wg sync.WaitGroup
 	var allowed atomic.Int32
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Go(func() {
-			ok, err := s.SignInAttempt(context.Background(), "acct", "192.0.2."+string(rune('a'+i%2)),
-				store.SignInWindow{Now: base, Window: window, MaxGuessers: 10},
-				func(r store.SignInRecord) bool { return r.AccountFailures < 3 })
-			if ok {
-				allowed.Add(1)
-			}
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	atOnce(t, n, func(i int) error {
+		ok, err := s.SignInAttempt(context.Background(), "acct", "192.0.2."+string(rune('a'+i%2)),
+			store.SignInWindow{Now: base, Window: window, MaxGuessers: 10},
+			func(r store.SignInRecord) bool { return r.AccountFailures < 3 })
+		if ok {
+			allowed.Add(1)
 		}
-	}
+		return err
+	})
 	r := signInRecord(t, s, "acct", "192.0.2.a")
 	if allowed.Load() != 3 || r.AccountFailures != 3 {
 		t.Fatalf("%d concurrent tries, 3 allowed: %d went ahead, record %+v", n, allowed.Load(), r)
