@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -83,10 +84,14 @@ func (le leaderElection) check() error {
 }
 
 // replicaIdentity names this replica in the Lease and in the log: the pod's
-// name on a cluster (the chart sets POD_NAME), else host and pid. A
-// container restarted in the same pod has the same name and so takes its
-// Lease back at once: Kubernetes restarts a container only once the last
-// one has exited, so no two processes hold it.
+// name on a cluster (the chart sets POD_NAME), else host, pid and a random
+// suffix. A container restarted in the same pod has the same name and so
+// takes its Lease back at once: Kubernetes restarts a container only once
+// the last one has exited, so no two processes hold it. Without a pod
+// name, host and pid alone may be shared by two live replicas
+// (containers are pid 1 or near it, and share a host name on the host's
+// network or when one is set), and two replicas with one identity both
+// lead: each takes the Lease's holder for itself.
 func replicaIdentity() string {
 	if pod := os.Getenv("POD_NAME"); pod != "" {
 		return pod
@@ -95,7 +100,7 @@ func replicaIdentity() string {
 	if err != nil || host == "" {
 		host = "unknown-host"
 	}
-	return host + "_" + strconv.Itoa(os.Getpid())
+	return host + "_" + strconv.Itoa(os.Getpid()) + "_" + rand.Text()[:8]
 }
 
 // leaseLock is this replica's hold on the Lease. It logs each change of

@@ -62,15 +62,19 @@ func TestManagerFlags_leaderElectionDefaultsAndRefusals(t *testing.T) {
 	}
 }
 
-func TestReplicaIdentity_isThePodNameElseHostAndPid(t *testing.T) {
+func TestReplicaIdentity_isThePodNameElseHostPidAndARandomSuffix(t *testing.T) {
 	t.Setenv("POD_NAME", "bastion-7d9f-abcde")
 	if got := replicaIdentity(); got != "bastion-7d9f-abcde" {
 		t.Fatalf("identity %q", got)
 	}
 	t.Setenv("POD_NAME", "")
 	host, _ := os.Hostname()
-	if got, want := replicaIdentity(), host+"_"+strconv.Itoa(os.Getpid()); got != want {
-		t.Fatalf("identity %q, want %q", got, want)
+	first, second := replicaIdentity(), replicaIdentity()
+	if prefix := host + "_" + strconv.Itoa(os.Getpid()) + "_"; !strings.HasPrefix(first, prefix) || len(first) != len(prefix)+8 {
+		t.Fatalf("identity %q, want %q and 8 random characters", first, prefix)
+	}
+	if first == second {
+		t.Fatalf("two identities on one host in one process are both %q", first)
 	}
 }
 
@@ -271,5 +275,38 @@ func TestLeaderElection_aMissingNamespaceIsCreatedSoAReplicaCanLead(t *testing.T
 		t.Fatalf("the manager stopped: %v", err)
 	case <-time.After(20 * time.Second):
 		t.Fatal("no replica leads after 20 s when the manager's namespace does not exist yet")
+	}
+}
+
+// TestLeaderElection_replicasWithoutAPodNameNeverShareAnIdentity: without
+// POD_NAME (a manager run off the chart: containers under docker compose
+// with one host name, or pods on the host network) the identity was host
+// and pid, and containers' managers are all pid 1 or near it. Two
+// replicas with one identity both lead: each takes the Lease's holder for
+// itself. Here two replicas in one process (one host, one pid): the
+// second must stand by.
+func TestLeaderElection_replicasWithoutAPodNameNeverShareAnIdentity(t *testing.T) {
+	cfg := startEnvtest(t)
+	le := leaderElection{LeaseDuration: time.Minute, RenewDeadline: 10 * time.Second, RetryPeriod: time.Second}
+	start := func(r *replica) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Start(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	a := electedReplica(t, cfg, "", "bastion-system", le)
+	start(a)
+	<-a.Elected()
+	b := electedReplica(t, cfg, "", "bastion-system", le)
+	if a.lease.Identity() == b.lease.Identity() {
+		t.Errorf("two replicas on one host in one process are both %q", a.lease.Identity())
+	}
+	start(b)
+	// b reads the Lease every second; a renews it every second. Three
+	// periods are enough for b to take a's Lease for its own.
+	select {
+	case <-b.Elected():
+		t.Fatalf("two replicas lead at once, both as %q", b.lease.Identity())
+	case <-time.After(3 * le.RetryPeriod):
 	}
 }
