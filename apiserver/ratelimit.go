@@ -50,8 +50,9 @@ import (
 // transaction that locks the account's and the address's rows before its
 // password is compared (a success takes the count back), so concurrent
 // guesses are decided one by one whichever replicas they reach. A sign-in
-// costs that transaction and, on success, one more, next to a bcrypt
-// comparison that costs far more. If the store cannot be read or written,
+// costs a read (a try it finds blocked costs nothing more), that
+// transaction and, on success, one more, next to a bcrypt comparison that
+// costs far more. If the store cannot be read or written,
 // the sign-in fails (fail closed): a session could not be stored anyway,
 // and failing open would let guesses through uncounted while it is down.
 type loginLimiter struct {
@@ -126,7 +127,7 @@ func limitKeys(account, addr string) (string, string) {
 
 // blocked returns how long a sign-in to account from addr must wait, and
 // what holds it back ("account" or "address"); 0 means go ahead. It only
-// reads: try is what a sign-in calls.
+// reads, so concurrent checks may all pass: try is what a sign-in calls.
 func (l *loginLimiter) blocked(ctx context.Context, account, addr string) (time.Duration, string, error) {
 	a, b := limitKeys(account, addr)
 	r, err := l.store.SignInRecord(ctx, a, b)
@@ -143,8 +144,15 @@ func (l *loginLimiter) blocked(ctx context.Context, account, addr string) (time.
 // are decided one by one, so a burst meets the limits as the same guesses
 // sent in turn would, instead of all passing the check before the first
 // failure is recorded. triedAt is for succeeded.
+//
+// A try that a plain read already finds blocked is answered from that
+// read: a flood of blocked guesses takes no write lock (on SQLite, the
+// one writer that the runners' output needs too).
 func (l *loginLimiter) try(ctx context.Context, account, addr string) (wait time.Duration, what string, triedAt time.Time, err error) {
 	now := l.opts.Now()
+	if wait, what, err = l.blocked(ctx, account, addr); err != nil || wait > 0 {
+		return wait, what, now, err
+	}
 	a, b := limitKeys(account, addr)
 	_, err = l.store.SignInAttempt(ctx, a, b, l.window(now), func(r store.SignInRecord) bool {
 		wait, what = l.wait(r, now)
