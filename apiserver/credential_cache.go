@@ -46,7 +46,7 @@ func (c *credentialCache) lookup(ctx context.Context, st store.Store, hash strin
 	e, ok := c.entries[hash]
 	gen := c.generation
 	c.mu.Unlock()
-	if ok && now.Sub(e.at) < credentialTTL && now.Sub(e.at) >= 0 {
+	if ok && now.Sub(e.at) < credentialTTL && now.Sub(e.at) >= 0 && ctx.Value(uncachedCredential{}) == nil {
 		return e.cred, nil
 	}
 	cred, err := st.Credential(ctx, hash)
@@ -69,6 +69,15 @@ func (c *credentialCache) lookup(ctx context.Context, st store.Store, hash strin
 	c.entries[hash] = cachedCredential{cred: cred, at: now}
 	return cred, nil
 }
+
+// uncachedCredential, set in a context, makes lookup read the store even
+// when the cache holds a fresh answer (what it reads still refreshes the
+// cache). An open websocket's recheck, every 2 s, reads so: through the
+// cache, a recheck within a second of a revocation made on another
+// replica could find a lookup cached just before it and keep the socket
+// 2 s more. It costs nothing: rechecks come every 2 s, so the entry a
+// recheck cached has expired by the next one anyway.
+type uncachedCredential struct{}
 
 // forget drops every cached credential; called after each revocation.
 func (c *credentialCache) forget() {

@@ -72,7 +72,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	account, addr := signInAccount(user, req.Auth), s.proxies.clientAddress(r)
-	wait, what, err := s.limiter.blocked(r.Context(), account, addr)
+	wait, what, triedAt, err := s.limiter.try(r.Context(), account, addr)
 	if err != nil {
 		failErr(w, r, err) // fail closed: an uncounted guess is no guess
 		return
@@ -94,15 +94,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	} else {
 		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(req.Password))
 	}
-	if !ok {
-		if err := s.limiter.failed(r.Context(), account, addr); err != nil {
-			failErr(w, r, err)
-			return
-		}
+	if !ok { // counted by try already
 		fail(w, http.StatusUnauthorized, "Incorrect login or password")
 		return
 	}
-	if err := s.limiter.succeeded(r.Context(), account, addr); err != nil {
+	if err := s.limiter.succeeded(r.Context(), account, addr, triedAt); err != nil {
 		failErr(w, r, err)
 		return
 	}

@@ -46,9 +46,13 @@ import (
 // Counts live in the store (store.Shared), so that every replica counts
 // every failure: five guesses at an account meet the same delay whichever
 // replicas they reach, and a blocked try is refused before its password
-// is looked at. A sign-in costs one read (SignInRecord, one statement)
-// and one write (the failure or the success), next to a bcrypt
-// comparison that costs far more. If the store cannot be read or written,
+// is looked at. Each try is decided and counted as a failure in one
+// transaction that locks the account's and the address's rows before its
+// password is compared (a success takes the count back), so concurrent
+// guesses are decided one by one whichever replicas they reach. A sign-in
+// costs a read (a try it finds blocked costs nothing more), that
+// transaction and, on success, one more, next to a bcrypt comparison that
+// costs far more. If the store cannot be read or written,
 // the sign-in fails (fail closed): a session could not be stored anyway,
 // and failing open would let guesses through uncounted while it is down.
 type loginLimiter struct {
@@ -122,22 +126,57 @@ func limitKeys(account, addr string) (string, string) {
 }
 
 // blocked returns how long a sign-in to account from addr must wait, and
-// what holds it back ("account" or "address"); 0 means go ahead.
+// what holds it back ("account" or "address"); 0 means go ahead. It only
+// reads, so concurrent checks may all pass: try is what a sign-in calls.
 func (l *loginLimiter) blocked(ctx context.Context, account, addr string) (time.Duration, string, error) {
-	now := l.opts.Now()
 	a, b := limitKeys(account, addr)
 	r, err := l.store.SignInRecord(ctx, a, b)
 	if err != nil {
 		return 0, "", err
 	}
+	wait, what := l.wait(r, l.opts.Now())
+	return wait, what, nil
+}
+
+// try decides a sign-in to account from addr as blocked does and, if it
+// may go ahead, counts it as a failure at once, before its password is
+// compared (succeeded takes it back): concurrent guesses, on any replica,
+// are decided one by one, so a burst meets the limits as the same guesses
+// sent in turn would, instead of all passing the check before the first
+// failure is recorded. triedAt is for succeeded.
+//
+// A try that a plain read already finds blocked is answered from that
+// read: a flood of blocked guesses takes no write lock (on SQLite, the
+// one writer that the runners' output needs too).
+func (l *loginLimiter) try(ctx context.Context, account, addr string) (wait time.Duration, what string, triedAt time.Time, err error) {
+	now := l.opts.Now()
+	if wait, what, err = l.blocked(ctx, account, addr); err != nil || wait > 0 {
+		return wait, what, now, err
+	}
+	a, b := limitKeys(account, addr)
+	_, err = l.store.SignInAttempt(ctx, a, b, l.window(now), func(r store.SignInRecord) bool {
+		wait, what = l.wait(r, now)
+		return wait <= 0
+	})
+	l.prune(ctx, now)
+	return wait, what, now, err
+}
+
+// wait is how long a sign-in with record r must wait at now, and what
+// holds it back.
+func (l *loginLimiter) wait(r store.SignInRecord, now time.Time) (time.Duration, string) {
 	known := !r.KnownAt.IsZero() && now.Sub(r.KnownAt) < knownFor
 	if wait := l.addressWait(r, now); wait > 0 && !known {
-		return wait, "address", nil
+		return wait, "address"
 	}
 	if wait := l.accountWait(r, known, now); wait > 0 {
-		return wait, "account", nil
+		return wait, "account"
 	}
-	return 0, "", nil
+	return 0, ""
+}
+
+func (l *loginLimiter) window(now time.Time) store.SignInWindow {
+	return store.SignInWindow{Now: now, Window: l.opts.FailureWindow, MaxGuessers: maxFreshPerAccount}
 }
 
 func (l *loginLimiter) addressWait(r store.SignInRecord, now time.Time) time.Duration {
@@ -178,23 +217,15 @@ func (l *loginLimiter) delay(count int) time.Duration {
 	return min(d, l.opts.AccountDelayCap)
 }
 
-// failed records a failed sign-in.
-func (l *loginLimiter) failed(ctx context.Context, account, addr string) error {
-	now := l.opts.Now()
-	a, b := limitKeys(account, addr)
-	err := l.store.SignInFailed(ctx, a, b, store.SignInWindow{Now: now, Window: l.opts.FailureWindow, MaxGuessers: maxFreshPerAccount})
-	l.prune(ctx, now)
-	return err
-}
-
 // succeeded forgets the account's failures, since its owner knows the
-// password, and remembers the address as the owner's. The address keeps
-// its own count, so a host that knows one password cannot use it to reset
-// its guesses at others.
-func (l *loginLimiter) succeeded(ctx context.Context, account, addr string) error {
+// password, takes back the failure try counted against the address at
+// triedAt, and remembers the address as the owner's. The address keeps its
+// other failures, so a host that knows one password cannot use it to
+// reset its guesses at others.
+func (l *loginLimiter) succeeded(ctx context.Context, account, addr string, triedAt time.Time) error {
 	now := l.opts.Now()
 	a, b := limitKeys(account, addr)
-	err := l.store.SignInSucceeded(ctx, a, b, now)
+	err := l.store.SignInSucceeded(ctx, a, b, triedAt, now)
 	l.prune(ctx, now)
 	return err
 }

@@ -22,16 +22,27 @@ func testLimiter(t *testing.T, now *time.Time) (*loginLimiter, store.Store) {
 	return newLoginLimiter(AuthOptions{Now: func() time.Time { return *now }}.withDefaults(), st), st
 }
 
+// mustFail records a failed sign-in, whether or not a try would be let
+// through: the tests build up counts with it.
 func mustFail(t *testing.T, l *loginLimiter, account, addr string) {
 	t.Helper()
-	if err := l.failed(t.Context(), account, addr); err != nil {
+	now := l.opts.Now()
+	a, b := limitKeys(account, addr)
+	if err := l.store.SignInFailed(t.Context(), a, b, l.window(now)); err != nil {
 		t.Fatal(err)
 	}
+	l.prune(t.Context(), now)
 }
 
+// mustSucceed is a sign-in that try lets through and whose password is
+// right.
 func mustSucceed(t *testing.T, l *loginLimiter, account, addr string) {
 	t.Helper()
-	if err := l.succeeded(t.Context(), account, addr); err != nil {
+	wait, what, triedAt, err := l.try(t.Context(), account, addr)
+	if err != nil || wait > 0 {
+		t.Fatalf("try(%s, %s) = %s %q %v, want to go ahead", account, addr, wait, what, err)
+	}
+	if err := l.succeeded(t.Context(), account, addr, triedAt); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -433,3 +433,79 @@ func TestReplicas_aPrunedTaskDeletedOnOneReplicaLeavesTheOthersLists(t *testing.
 	}
 	t.Logf("a pruned task deleted on replica 1 left replica 2's cached list after %s", time.Since(start))
 }
+
+// TestReplicas_aBurstOfGuessesMeetsTheLimitAsGuessesInTurnWould: thirty
+// wrong passwords sent at once to one account from one address, spread
+// over three replicas, get no more than the account's free failures (3)
+// through to a password comparison; the rest are answered 429 as a guess
+// sent after them would be. A guess is counted before its password is
+// compared, so a burst cannot all pass the check before the first
+// failure is recorded.
+func TestReplicas_aBurstOfGuessesMeetsTheLimitAsGuessesInTurnWould(t *testing.T) {
+	e := startEnv(t)
+	rs := e.replicas(t, 3)
+	user, password := e.newUser(t, "burst", false)
+	const burst = 30
+	answers := make(chan attempt, burst)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range burst {
+		b := rs.on(e.browser(t), i%3)
+		wg.Go(func() {
+			<-start
+			answers <- signInFrom(t, b, "", user.Spec.Username, fmt.Sprintf("wrong-%d", i))
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(answers)
+	counts := map[int]int{}
+	for a := range answers {
+		counts[a.code]++
+		if a.code == http.StatusTooManyRequests && (a.retryAfter == "" || !strings.HasPrefix(a.message, "too many failed sign-ins for this ")) {
+			t.Errorf("a refused guess = %+v, want Retry-After and the usual message", a)
+		}
+	}
+	if counts[http.StatusUnauthorized] > 3 || counts[http.StatusUnauthorized]+counts[http.StatusTooManyRequests] != burst {
+		t.Fatalf("%d guesses at once: %v; want at most 3 compared (401), the rest 429", burst, counts)
+	}
+	// The owner, from an address that has not guessed, still gets in
+	// once the delay is over; its success forgives the run.
+	rs.clock.Advance(time.Minute)
+	if a := signInFrom(t, rs.on(e.browser(t), 0), "", user.Spec.Username, password); a.code != http.StatusNoContent {
+		t.Fatalf("the right password after the delay = %+v, want 204", a)
+	}
+}
+
+// TestReplicas_aSignOutOnOneReplicaClosesWebsocketsOnTheOthersWithinTwoSeconds:
+// an open websocket rechecks its credential every 2 s. Read through the
+// credential cache (1 s), a recheck that falls within a second of a
+// sign-out made on another replica could find the lookup a request cached
+// just before it, and keep the socket until the next recheck: up to 3 s.
+// Here the sign-out comes half a second before the socket's first
+// recheck, just after a request cached the session on the socket's
+// replica: the recheck must read the store, and close the socket then.
+func TestReplicas_aSignOutOnOneReplicaClosesWebsocketsOnTheOthersWithinTwoSeconds(t *testing.T) {
+	e := startEnv(t)
+	rs := e.replicas(t, 2)
+	user, password := e.newUser(t, "wsreplicas", false)
+	b := rs.on(e.browser(t), 0)
+	b.must("POST", "/api/auth/login", map[string]string{"auth": user.Spec.Username, "password": password}, http.StatusNoContent, nil)
+	conn, status, err := wsConnect(t, rs.urls[0], b, rs.urls[0], nil)
+	if err != nil {
+		t.Fatalf("opening the websocket on replica 1: %v (%d)", err, status)
+	}
+	defer conn.Close()
+	opened := time.Now()
+	// Not a wait for a condition: the sign-out is placed in the ticker's
+	// phase, 1.5 s after the socket opened (its first recheck is at 2 s).
+	time.Sleep(time.Until(opened.Add(1500 * time.Millisecond)))
+	b.must("GET", "/api/user", nil, http.StatusOK, nil) // replica 1 caches the session
+	start := time.Now()
+	rs.on(b, 1).must("POST", "/api/auth/logout", nil, http.StatusNoContent, nil)
+	reason := closedWithin(t, conn, 2*time.Second, "a websocket whose session was signed out on another replica")
+	t.Logf("closed %s after the sign-out on replica 2: %q", time.Since(start).Round(time.Millisecond), reason)
+	if !strings.Contains(reason, "signed out") {
+		t.Fatalf("closed with %q, want it to say signed out", reason)
+	}
+}

@@ -123,6 +123,7 @@ func (s *Server) wsRecheck(r *http.Request) func() string {
 	return func() string {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		ctx = context.WithValue(ctx, uncachedCredential{}, true) // revoked elsewhere: ≤ 2 s
 		p, msg := s.principalOf(r.WithContext(ctx))
 		switch {
 		case p == nil:

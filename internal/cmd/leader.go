@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	apicorev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -81,10 +84,14 @@ func (le leaderElection) check() error {
 }
 
 // replicaIdentity names this replica in the Lease and in the log: the pod's
-// name on a cluster (the chart sets POD_NAME), else host and pid. A
-// container restarted in the same pod has the same name and so takes its
-// Lease back at once: Kubernetes restarts a container only once the last
-// one has exited, so no two processes hold it.
+// name on a cluster (the chart sets POD_NAME), else host, pid and a random
+// suffix. A container restarted in the same pod has the same name and so
+// takes its Lease back at once: Kubernetes restarts a container only once
+// the last one has exited, so no two processes hold it. Without a pod
+// name, host and pid alone may be shared by two live replicas
+// (containers are pid 1 or near it, and share a host name on the host's
+// network or when one is set), and two replicas with one identity both
+// lead: each takes the Lease's holder for itself.
 func replicaIdentity() string {
 	if pod := os.Getenv("POD_NAME"); pod != "" {
 		return pod
@@ -93,14 +100,16 @@ func replicaIdentity() string {
 	if err != nil || host == "" {
 		host = "unknown-host"
 	}
-	return host + "_" + strconv.Itoa(os.Getpid())
+	return host + "_" + strconv.Itoa(os.Getpid()) + "_" + rand.Text()[:8]
 }
 
 // leaseLock is this replica's hold on the Lease. It logs each change of
 // leader it reads, so that every replica's log says who leads.
 type leaseLock struct {
 	resourcelock.Interface
-	log logr.Logger
+	log       logr.Logger
+	namespace string
+	core      corev1.CoreV1Interface
 
 	mu     sync.Mutex
 	leader string
@@ -126,7 +135,7 @@ func newLeaseLock(cfg *rest.Config, namespace, identity string, le leaderElectio
 	if err != nil {
 		return nil, err
 	}
-	return &leaseLock{Interface: lock, log: log}, nil
+	return &leaseLock{Interface: lock, log: log, namespace: namespace, core: core}, nil
 }
 
 func (l *leaseLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
@@ -135,6 +144,23 @@ func (l *leaseLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord
 		l.observe(record.HolderIdentity)
 	}
 	return record, raw, err
+}
+
+// Create makes the Lease, and first the manager's namespace if it is
+// missing (a manager run off the chart: from a laptop, on a VM). The
+// namespace is otherwise made by a leader-only runnable, which could not
+// run before a replica leads: none ever would.
+func (l *leaseLock) Create(ctx context.Context, record resourcelock.LeaderElectionRecord) error {
+	err := l.Interface.Create(ctx, record)
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	_, nsErr := l.core.Namespaces().Create(ctx, &apicorev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: l.namespace}}, metav1.CreateOptions{})
+	if nsErr != nil && !apierrors.IsAlreadyExists(nsErr) {
+		return fmt.Errorf("the Lease's namespace %s is missing and could not be made: %w", l.namespace, nsErr)
+	}
+	l.log.Info("made the manager's namespace, where the Lease lives", "namespace", l.namespace)
+	return l.Interface.Create(ctx, record)
 }
 
 func (l *leaseLock) observe(holder string) {

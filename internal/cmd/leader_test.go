@@ -62,15 +62,19 @@ func TestManagerFlags_leaderElectionDefaultsAndRefusals(t *testing.T) {
 	}
 }
 
-func TestReplicaIdentity_isThePodNameElseHostAndPid(t *testing.T) {
+func TestReplicaIdentity_isThePodNameElseHostPidAndARandomSuffix(t *testing.T) {
 	t.Setenv("POD_NAME", "bastion-7d9f-abcde")
 	if got := replicaIdentity(); got != "bastion-7d9f-abcde" {
 		t.Fatalf("identity %q", got)
 	}
 	t.Setenv("POD_NAME", "")
 	host, _ := os.Hostname()
-	if got, want := replicaIdentity(), host+"_"+strconv.Itoa(os.Getpid()); got != want {
-		t.Fatalf("identity %q, want %q", got, want)
+	first, second := replicaIdentity(), replicaIdentity()
+	if prefix := host + "_" + strconv.Itoa(os.Getpid()) + "_"; !strings.HasPrefix(first, prefix) || len(first) != len(prefix)+8 {
+		t.Fatalf("identity %q, want %q and 8 random characters", first, prefix)
+	}
+	if first == second {
+		t.Fatalf("two identities on one host in one process are both %q", first)
 	}
 }
 
@@ -87,19 +91,10 @@ type candidate struct {
 
 func newCandidate(t *testing.T, cfg *rest.Config, name string, le leaderElection) *candidate {
 	t.Helper()
-	t.Setenv("POD_NAME", name)
-	options, lease, err := electionOptions(cfg, managerOptions{LeaderElect: true, LeaderElection: le, Namespace: "bastion-system"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	options.Metrics = metricsserver.Options{BindAddress: "0"}
-	options.HealthProbeBindAddress = "0"
-	mgr, err := ctrl.NewManager(cfg, options)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &candidate{replica: &replica{Manager: mgr, lease: lease, store: io.NopCloser(nil)}, name: name, done: make(chan error, 1)}
-	must(t, mgr.Add(elected{lease}))
+	r := electedReplica(t, cfg, name, "bastion-system", le)
+	c := &candidate{replica: r, name: name, done: make(chan error, 1)}
+	mgr := r.Manager
+	must(t, mgr.Add(elected{r.lease}))
 	must(t, mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		c.mu.Lock()
 		c.started = time.Now()
@@ -115,6 +110,24 @@ func newCandidate(t *testing.T, cfg *rest.Config, name string, le leaderElection
 	go func() { c.done <- c.Start(ctx) }()
 	t.Cleanup(c.stop)
 	return c
+}
+
+// electedReplica is a replica named name that takes part in leader
+// election on the Lease in namespace, with nothing else to run.
+func electedReplica(t *testing.T, cfg *rest.Config, name, namespace string, le leaderElection) *replica {
+	t.Helper()
+	t.Setenv("POD_NAME", name)
+	options, lease, err := electionOptions(cfg, managerOptions{LeaderElect: true, LeaderElection: le, Namespace: namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	options.Metrics = metricsserver.Options{BindAddress: "0"}
+	options.HealthProbeBindAddress = "0"
+	mgr, err := ctrl.NewManager(cfg, options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &replica{Manager: mgr, lease: lease, store: io.NopCloser(nil)}
 }
 
 func (c *candidate) stop() {
@@ -239,5 +252,61 @@ func TestLeaseRelease_leavesAnotherReplicasLeaseAlone(t *testing.T) {
 	}
 	if holder := leaseHolder(t, c); holder != "replica-b" {
 		t.Fatalf("Lease held by %q after replica-a's release, want replica-b", holder)
+	}
+}
+
+// TestLeaderElection_aMissingNamespaceIsCreatedSoAReplicaCanLead: off a
+// cluster's install (a manager run from a laptop or a VM, whose namespace
+// defaults to bastion-system) the manager's namespace may not exist. The
+// Lease lives in it, and the namespace was created only by a leader-only
+// runnable: no replica could ever lead, and the controllers never ran.
+// The lock creates the namespace when the Lease cannot be created for
+// want of it.
+func TestLeaderElection_aMissingNamespaceIsCreatedSoAReplicaCanLead(t *testing.T) {
+	cfg := startEnvtest(t)
+	r := electedReplica(t, cfg, "replica-a", "not-made-yet", defaultLeaderElection)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Start(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-r.Elected():
+	case err := <-done:
+		t.Fatalf("the manager stopped: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("no replica leads after 20 s when the manager's namespace does not exist yet")
+	}
+}
+
+// TestLeaderElection_replicasWithoutAPodNameNeverShareAnIdentity: without
+// POD_NAME (a manager run off the chart: containers under docker compose
+// with one host name, or pods on the host network) the identity was host
+// and pid, and containers' managers are all pid 1 or near it. Two
+// replicas with one identity both lead: each takes the Lease's holder for
+// itself. Here two replicas in one process (one host, one pid): the
+// second must stand by.
+func TestLeaderElection_replicasWithoutAPodNameNeverShareAnIdentity(t *testing.T) {
+	cfg := startEnvtest(t)
+	le := leaderElection{LeaseDuration: time.Minute, RenewDeadline: 10 * time.Second, RetryPeriod: time.Second}
+	start := func(r *replica) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Start(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	a := electedReplica(t, cfg, "", "bastion-system", le)
+	start(a)
+	<-a.Elected()
+	b := electedReplica(t, cfg, "", "bastion-system", le)
+	if a.lease.Identity() == b.lease.Identity() {
+		t.Errorf("two replicas on one host in one process are both %q", a.lease.Identity())
+	}
+	start(b)
+	// b reads the Lease every second; a renews it every second. Three
+	// periods are enough for b to take a's Lease for its own.
+	select {
+	case <-b.Elected():
+		t.Fatalf("two replicas lead at once, both as %q", b.lease.Identity())
+	case <-time.After(3 * le.RetryPeriod):
 	}
 }

@@ -34,6 +34,14 @@ func lockSQLiteStore(dsn string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The lock file sits beside the database's real file: a symlink to it
+	// (a DSN naming an alias) would otherwise get a lock of its own, and
+	// two managers one database. A symlinked directory needs nothing: the
+	// lock file is then in the real directory already. (Hard links are
+	// not seen: their names share nothing.)
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
 	lockPath := abs + "-manager.lock"
 	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {

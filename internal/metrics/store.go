@@ -115,9 +115,14 @@ func (t timedStore) SignInFailed(ctx context.Context, account, address string, f
 	return t.next.SignInFailed(ctx, account, address, f)
 }
 
-func (t timedStore) SignInSucceeded(ctx context.Context, account, address string, now time.Time) error {
+func (t timedStore) SignInAttempt(ctx context.Context, account, address string, f store.SignInWindow, allow func(store.SignInRecord) bool) (bool, error) {
+	defer observe("signin_attempt", time.Now())
+	return t.next.SignInAttempt(ctx, account, address, f, allow)
+}
+
+func (t timedStore) SignInSucceeded(ctx context.Context, account, address string, triedAt, now time.Time) error {
 	defer observe("signin_succeeded", time.Now())
-	return t.next.SignInSucceeded(ctx, account, address, now)
+	return t.next.SignInSucceeded(ctx, account, address, triedAt, now)
 }
 
 func (t timedStore) PruneSignIns(ctx context.Context, failedBefore, knownBefore time.Time) error {

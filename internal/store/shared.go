@@ -32,9 +32,18 @@ type Shared interface {
 	// more failure in the address's window (a new window if it began at or
 	// before f.Now-f.Window). One transaction.
 	SignInFailed(ctx context.Context, account, address string, f SignInWindow) error
-	// SignInSucceeded ends the account's run (its failures and guessers go)
-	// and records address as one the account signed in from, at now.
-	SignInSucceeded(ctx context.Context, account, address string, now time.Time) error
+	// SignInAttempt decides and counts a sign-in in one transaction, so
+	// that concurrent tries, on any replica, are decided one by one: it
+	// locks the account's and the address's counts, reads the record, and
+	// if allow says the try may go ahead, counts it as SignInFailed does
+	// (before its password is compared; SignInSucceeded takes it back).
+	// It reports allow's answer.
+	SignInAttempt(ctx context.Context, account, address string, f SignInWindow, allow func(SignInRecord) bool) (bool, error)
+	// SignInSucceeded ends the account's run (its failures and guessers go),
+	// takes back the failure SignInAttempt counted against address at
+	// triedAt (if that window still runs), and records address as one the
+	// account signed in from, at now.
+	SignInSucceeded(ctx context.Context, account, address string, triedAt, now time.Time) error
 	// PruneSignIns forgets runs and windows whose last failure or start is
 	// at or before failedBefore, and the addresses known before knownBefore.
 	PruneSignIns(ctx context.Context, failedBefore, knownBefore time.Time) error
@@ -204,11 +213,35 @@ func recordSignInFailure(ctx context.Context, c sharedConn, account, address str
 	return err
 }
 
-func recordSignInSuccess(ctx context.Context, c sharedConn, account, address string, now time.Time) error {
+// lockSignIn locks the account's and the address's rows until the end of
+// the transaction (on PostgreSQL; SQLite's write transaction holds the
+// whole database): an upsert that changes nothing, which locks a row that
+// exists and creates one that does not, at zero failures and time 0 (read
+// as nothing on record; gone with the rollback of a try that may not go
+// ahead, overwritten by the count of one that may). Always the account
+// first, then the address, as recordSignInFailure takes them, so two
+// tries cannot wait on each other.
+func lockSignIn(ctx context.Context, c sharedConn, account, address string) error {
+	if _, err := c.exec(ctx, `INSERT INTO signin_accounts (account, failures, last_failure) VALUES (?, 0, 0)
+		ON CONFLICT (account) DO UPDATE SET failures = signin_accounts.failures`, account); err != nil {
+		return err
+	}
+	_, err := c.exec(ctx, `INSERT INTO signin_addresses (address, failures, since) VALUES (?, 0, 0)
+		ON CONFLICT (address) DO UPDATE SET failures = signin_addresses.failures`, address)
+	return err
+}
+
+func recordSignInSuccess(ctx context.Context, c sharedConn, account, address string, triedAt, now time.Time) error {
 	for _, q := range []string{`DELETE FROM signin_accounts WHERE account = ?`, `DELETE FROM signin_guessers WHERE account = ?`} {
 		if _, err := c.exec(ctx, q, account); err != nil {
 			return err
 		}
+	}
+	// The try was counted in the address's window that began at or before
+	// it; a window begun since holds other failures only.
+	if _, err := c.exec(ctx, `UPDATE signin_addresses SET failures = failures - 1
+		WHERE address = ? AND failures > 0 AND since <= ?`, address, atMicros(triedAt)); err != nil {
+		return err
 	}
 	_, err := c.exec(ctx, `INSERT INTO signin_known (account, address, at) VALUES (?, ?, ?)
 		ON CONFLICT (account, address) DO UPDATE SET at = excluded.at`, account, address, atMicros(now))
@@ -256,7 +289,8 @@ func releaseDeliveries(ctx context.Context, c sharedConn, keys []string, claimed
 	return nil
 }
 
-// errNotClaimed rolls a claim's transaction back.
+// errNotClaimed rolls a claim's transaction back, and a sign-in's that
+// may not go ahead.
 var errNotClaimed = errors.New("not claimed")
 
 func (s sharedState) SignInRecord(ctx context.Context, account, address string) (SignInRecord, error) {
@@ -282,12 +316,35 @@ func (s sharedState) SignInFailed(ctx context.Context, account, address string, 
 	})
 }
 
-func (s sharedState) SignInSucceeded(ctx context.Context, account, address string, now time.Time) error {
+func (s sharedState) SignInAttempt(ctx context.Context, account, address string, f SignInWindow, allow func(SignInRecord) bool) (bool, error) {
+	if err := checkSharedKeys("sign-in account and address", account, address); err != nil {
+		return false, err
+	}
+	err := s.b.sharedTx(ctx, "count a sign-in", func(c sharedConn) error {
+		if err := lockSignIn(ctx, c, account, address); err != nil {
+			return err
+		}
+		r, err := readSignInRecord(ctx, c, account, address)
+		if err != nil {
+			return err
+		}
+		if !allow(r) {
+			return errNotClaimed // nothing to count: roll the locks' rows back
+		}
+		return recordSignInFailure(ctx, c, account, address, f)
+	})
+	if errors.Is(err, errNotClaimed) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (s sharedState) SignInSucceeded(ctx context.Context, account, address string, triedAt, now time.Time) error {
 	if err := checkSharedKeys("sign-in account and address", account, address); err != nil {
 		return err
 	}
 	return s.b.sharedTx(ctx, "record a sign-in", func(c sharedConn) error {
-		return recordSignInSuccess(ctx, c, account, address, now)
+		return recordSignInSuccess(ctx, c, account, address, triedAt, now)
 	})
 }
 

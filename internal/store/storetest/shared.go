@@ -73,20 +73,22 @@ func testCountsSignInFailuresInARunAndAWindow(t *testing.T, s store.Store) {
 }
 
 // testEndsARunOnSignInAndRemembersTheAddress: a success forgets the
-// account's run and guessers, not the address's failures.
+// account's run and guessers, not the address's failures but the one its
+// try counted.
 func testEndsARunOnSignInAndRemembersTheAddress(t *testing.T, s store.Store) {
 	for range 4 {
 		failAt(t, s, "acct", "192.0.2.1", base, 10)
 	}
 	at := base.Add(time.Minute)
-	if err := s.SignInSucceeded(t.Context(), "acct", "192.0.2.1", at); err != nil {
+	if err := s.SignInSucceeded(t.Context(), "acct", "192.0.2.1", base, at); err != nil {
 		t.Fatal(err)
 	}
 	checkRecord(t, signInRecord(t, s, "acct", "192.0.2.1"), store.SignInRecord{
-		AddressFailures: 4, AddressSince: us(base), KnownAt: us(at),
+		AddressFailures: 3, AddressSince: us(base), KnownAt: us(at),
 	})
+	// A try before the address's window began was not counted in it.
 	again := base.Add(2 * time.Minute)
-	if err := s.SignInSucceeded(t.Context(), "acct", "192.0.2.1", again); err != nil {
+	if err := s.SignInSucceeded(t.Context(), "acct", "192.0.2.1", base.Add(-time.Second), again); err != nil {
 		t.Fatal(err)
 	}
 	if got := signInRecord(t, s, "acct", "192.0.2.1").KnownAt; !got.Equal(us(again)) {
@@ -106,19 +108,14 @@ func testBoundsTheGuessersOfAnAccount(t *testing.T, s store.Store) {
 	}
 }
 
-// testCountsConcurrentSignInFailuresOneByOne: failures from many callers
-// at once (replicas) are each counted.
-func testCountsConcurrentSignInFailuresOneByOne(t *testing.T, s store.Store) {
-	const n = 40
+// atOnce runs call(0) … call(n-1) concurrently, as replicas would, and
+// fails the test on the first error.
+func atOnce(t *testing.T, n int, call func(i int) error) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- s.SignInFailed(context.Background(), "acct", "192.0.2."+string(rune('a'+i%4)),
-				store.SignInWindow{Now: base, Window: window, MaxGuessers: 2})
-		}()
+		wg.Go(func() { errs <- call(i) })
 	}
 	wg.Wait()
 	close(errs)
@@ -127,17 +124,55 @@ func testCountsConcurrentSignInFailuresOneByOne(t *testing.T, s store.Store) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// testCountsConcurrentSignInFailuresOneByOne: failures from many callers
+// at once (replicas) are each counted.
+func testCountsConcurrentSignInFailuresOneByOne(t *testing.T, s store.Store) {
+	const n = 40
+	atOnce(t, n, func(i int) error {
+		return s.SignInFailed(context.Background(), "acct", "192.0.2."+string(rune('a'+i%4)),
+			store.SignInWindow{Now: base, Window: window, MaxGuessers: 2})
+	})
 	r := signInRecord(t, s, "acct", "192.0.2.a")
 	if r.AccountFailures != n || r.Guessers != 2 {
 		t.Fatalf("after %d concurrent failures from 4 addresses (at most 2 guessers): %+v", n, r)
 	}
 }
 
+// testDecidesConcurrentSignInAttemptsOneByOne: tries from many callers at
+// once (replicas) are each decided on the counts of those before them:
+// with three allowed, exactly three go ahead and are counted.
+func testDecidesConcurrentSignInAttemptsOneByOne(t *testing.T, s store.Store) {
+	const n = 40
+	var allowed atomic.Int32
+	atOnce(t, n, func(i int) error {
+		ok, err := s.SignInAttempt(context.Background(), "acct", "192.0.2."+string(rune('a'+i%2)),
+			store.SignInWindow{Now: base, Window: window, MaxGuessers: 10},
+			func(r store.SignInRecord) bool { return r.AccountFailures < 3 })
+		if ok {
+			allowed.Add(1)
+		}
+		return err
+	})
+	r := signInRecord(t, s, "acct", "192.0.2.a")
+	if allowed.Load() != 3 || r.AccountFailures != 3 {
+		t.Fatalf("%d concurrent tries, 3 allowed: %d went ahead, record %+v", n, allowed.Load(), r)
+	}
+	// A refused try leaves nothing behind, not even the rows it locked.
+	ok, err := s.SignInAttempt(t.Context(), "other", "192.0.2.9",
+		store.SignInWindow{Now: base, Window: window, MaxGuessers: 10}, func(store.SignInRecord) bool { return false })
+	if err != nil || ok {
+		t.Fatalf("a refused try = %v, %v", ok, err)
+	}
+	checkRecord(t, signInRecord(t, s, "other", "192.0.2.9"), store.SignInRecord{})
+}
+
 // testPrunesSignInRecords: what is past its window goes, what is not stays.
 func testPrunesSignInRecords(t *testing.T, s store.Store) {
 	failAt(t, s, "old", "192.0.2.1", base, 10)
 	failAt(t, s, "new", "192.0.2.2", base.Add(time.Hour), 10)
-	if err := s.SignInSucceeded(t.Context(), "owner", "192.0.2.3", base); err != nil {
+	if err := s.SignInSucceeded(t.Context(), "owner", "192.0.2.3", base, base); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.PruneSignIns(t.Context(), base.Add(30*time.Minute), base.Add(time.Second)); err != nil {
@@ -231,7 +266,7 @@ func testRefusesInvalidSharedArguments(t *testing.T, s store.Store) {
 	for what, err := range map[string]error{
 		"SignInRecord with no account": errRecord,
 		"SignInFailed with a long one": s.SignInFailed(ctx, long, "a", store.SignInWindow{Now: base, Window: window, MaxGuessers: 1}),
-		"SignInSucceeded, no address":  s.SignInSucceeded(ctx, "a", "", base),
+		"SignInSucceeded, no address":  s.SignInSucceeded(ctx, "a", "", base, base),
 		"ClaimDeliveries with a NUL":   errClaim,
 		"ReleaseDeliveries of \"\"":    s.ReleaseDeliveries(ctx, []string{""}, base),
 	} {
@@ -249,7 +284,7 @@ func testSharedStateWhenClosed(t *testing.T, s store.Store) {
 	for what, err := range map[string]error{
 		"SignInRecord":      errRecord,
 		"SignInFailed":      s.SignInFailed(ctx, "a", "b", store.SignInWindow{Now: base, Window: window, MaxGuessers: 1}),
-		"SignInSucceeded":   s.SignInSucceeded(ctx, "a", "b", base),
+		"SignInSucceeded":   s.SignInSucceeded(ctx, "a", "b", base, base),
 		"PruneSignIns":      s.PruneSignIns(ctx, base, base),
 		"ClaimDeliveries":   errClaim,
 		"ReleaseDeliveries": s.ReleaseDeliveries(ctx, []string{"k"}, base),

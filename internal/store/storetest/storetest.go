@@ -57,6 +57,7 @@ func Run(t *testing.T, open Open) {
 		{"EndsARunOnSignInAndRemembersTheAddress", testEndsARunOnSignInAndRemembersTheAddress},
 		{"BoundsTheGuessersOfAnAccount", testBoundsTheGuessersOfAnAccount},
 		{"CountsConcurrentSignInFailuresOneByOne", testCountsConcurrentSignInFailuresOneByOne},
+		{"DecidesConcurrentSignInAttemptsOneByOne", testDecidesConcurrentSignInAttemptsOneByOne},
 		{"PrunesSignInRecords", testPrunesSignInRecords},
 		{"ClaimsADeliveryOnceADay", testClaimsADeliveryOnceADay},
 		{"ClaimsADeliveryForOneOfConcurrentCallers", testClaimsADeliveryForOneOfConcurrentCallers},
