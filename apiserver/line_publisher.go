@@ -39,6 +39,12 @@ type linePublisher struct {
 	mu    sync.Mutex
 	tasks map[store.TaskKey]*followed
 	ended endedTasks
+	// endedEarly are the tasks seen ended before this replica heard a
+	// report of them: the feed runs behind the Task informer when this
+	// replica is busy, so their reports may still be on their way. The
+	// first one delivers its lines and whatever the store holds after
+	// them, then drops the task.
+	endedEarly endedTasks
 	// projects is each project namespace's project id, learned from its
 	// tasks: a project is gone from the cache (its finalizer goes as soon
 	// as its namespace's deletion is asked) before its running tasks are
@@ -116,7 +122,9 @@ func (p *linePublisher) report(ctx context.Context, r store.LinesStored) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p.attempt(ctx, r.Task, f, r.To, r.Lines, r.From)
+	if p.attempt(ctx, r.Task, f, r.To, r.Lines, r.From) && f.ended {
+		p.catchUp(ctx, r.Task, f) // it ended before this replica heard of it
+	}
 }
 
 // catchUp delivers every line of the task stored after f.delivered, and
@@ -201,7 +209,7 @@ func (p *linePublisher) follow(ctx context.Context, r store.LinesStored) *follow
 	if p.ended.has(r.Task) {
 		return nil
 	}
-	f := &followed{delivered: from}
+	f := &followed{delivered: from, ended: p.endedEarly.has(r.Task)}
 	p.tasks[r.Task] = f
 	return f
 }
@@ -330,15 +338,18 @@ func (p *linePublisher) knowsProjectOf(namespace string) bool {
 // finish delivers the task's last lines and forgets it. Later reports of
 // it (a notification still on its way) are ignored: their lines went out.
 // If the store cannot be read now, the task stays followed until a read
-// again delivers them.
+// again delivers them. A task not followed yet waits for its first report
+// (endedEarly).
 func (p *linePublisher) finish(ctx context.Context, key store.TaskKey) {
 	p.mu.Lock()
 	f := p.tasks[key]
-	p.ended.add(key, time.Now())
-	p.mu.Unlock()
 	if f == nil {
+		p.endedEarly.add(key, time.Now())
+		p.mu.Unlock()
 		return
 	}
+	p.ended.add(key, time.Now())
+	p.mu.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.ended = true
@@ -354,6 +365,9 @@ func (p *linePublisher) drop(key store.TaskKey, f *followed) {
 	if p.tasks[key] == f {
 		delete(p.tasks, key)
 	}
+	// Ended for good: a task that ended early is then ignored after its
+	// first report, like any other after its last catch-up.
+	p.ended.add(key, time.Now())
 }
 
 // endedTasks remembers the tasks that ended in the last endedMemory, so a

@@ -54,6 +54,31 @@ func TestLinePublisher_deliversEachLineOnceFromItsOwnLastLine(t *testing.T) {
 	}
 }
 
+// A busy replica's feed runs behind its Task informer: a task can be seen
+// ended before the first report of its lines reaches the publisher. That
+// report still delivers the task's lines (all that the store holds after
+// its From, since nothing comes after the end), and the task is then
+// ignored like any other that ended.
+func TestLinePublisher_aTaskSeenEndedBeforeItsFirstReportStillGetsItsLines(t *testing.T) {
+	st, p, sub := newTestPublisher(t)
+	ctx := context.Background()
+	task := store.TaskKey{ProjectID: 1, TaskID: 7}
+	var batch []store.Line
+	for seq := int64(1); seq <= 5; seq++ {
+		batch = append(batch, store.Line{Seq: seq, Time: time.Unix(seq, 0).UTC(), Output: fmt.Sprintf("7/%d", seq)})
+	}
+	if err := st.AppendLines(ctx, task, batch); err != nil {
+		t.Fatal(err)
+	}
+	p.finish(ctx, task)                                                            // the informer first
+	p.report(ctx, store.LinesStored{Task: task, From: 0, To: 3, Lines: batch[:3]}) // then the feed: 1..3, and 4..5 read
+	p.report(ctx, store.LinesStored{Task: task, From: 3, To: 5})                   // late: ignored
+	checkPublished(t, sub, "7/1", "7/2", "7/3", "7/4", "7/5")
+	if _, followed := p.following()[task]; followed {
+		t.Error("a task that ended early is still followed after its lines went out")
+	}
+}
+
 // newTestPublisher is a publisher over a fresh SQLite store, with a
 // subscriber of every message of its hub.
 func newTestPublisher(t *testing.T) (store.Store, *linePublisher, *hub.Subscription) {
