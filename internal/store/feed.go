@@ -176,6 +176,13 @@ func (f *feed) publish(r LinesStored) {
 	}
 }
 
+// isLive reports whether reports of every advance arrive.
+func (f *feed) isLive() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.live
+}
+
 // setLive records whether reports arrive; becoming live asks every watcher
 // to catch up on what may have been missed meanwhile.
 func (f *feed) setLive(live bool) {
@@ -234,24 +241,80 @@ func notificationPayload(origin string, r LinesStored) string {
 	return fmt.Sprintf("%s %d %d %d %d", origin, r.Task.ProjectID, r.Task.TaskID, r.From, r.To)
 }
 
-// parseNotification reads a payload; ok is false for a malformed one (only
-// a database user could send it) and for the store's own, which it has
-// reported already, with the lines.
-func parseNotification(payload, self string) (r LinesStored, ok bool) {
+// parseNotification reads a payload and names the store that sent it; ok
+// is false for a malformed one (only a database user could send it).
+func parseNotification(payload string) (r LinesStored, origin string, ok bool) {
 	f := strings.Fields(payload)
-	if len(f) != 5 || f[0] == self {
-		return r, false
+	if len(f) != 5 {
+		return r, "", false
 	}
 	var n [4]int64
 	for i := range n {
 		v, err := strconv.ParseInt(f[i+1], 10, 64)
 		if err != nil || v < 0 {
-			return r, false
+			return r, "", false
 		}
 		n[i] = v
 	}
 	if n[0] < 1 || n[1] < 1 || n[3] <= n[2] {
-		return r, false
+		return r, "", false
 	}
-	return LinesStored{Task: TaskKey{ProjectID: n[0], TaskID: n[1]}, From: n[2], To: n[3]}, true
+	return LinesStored{Task: TaskKey{ProjectID: n[0], TaskID: n[1]}, From: n[2], To: n[3]}, f[0], true
+}
+
+// ownLines holds the lines of a PostgreSQL store's own appends until their
+// notification comes back to its listener. The store reports its own
+// appends from there, not at once: PostgreSQL delivers notifications in
+// commit order, and appends to one task take turns on its row, so a
+// replica that stores a task's second batch hears of the first batch,
+// stored by another replica, before its own. Reported at once, its own
+// could come first, and its clients would follow the task from there,
+// never seeing the first batch live. The lines only spare a read back.
+type ownLines struct {
+	mu    sync.Mutex
+	lines map[ownKey][]Line
+}
+
+type ownKey struct {
+	task     TaskKey
+	from, to int64
+}
+
+// keep holds r's lines until its notification returns.
+func (o *ownLines) keep(r LinesStored) {
+	if r.Lines == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.lines == nil {
+		o.lines = map[ownKey][]Line{}
+	}
+	o.lines[ownKey{r.Task, r.From, r.To}] = r.Lines
+}
+
+// take gives r the lines kept for it, if any, and forgets them.
+func (o *ownLines) take(r *LinesStored) {
+	k := ownKey{r.Task, r.From, r.To}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r.Lines = o.lines[k]
+	delete(o.lines, k)
+}
+
+// drop forgets the batch of an append that rolled back: it sent no
+// notification.
+func (o *ownLines) drop(task TaskKey, from, to int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.lines, ownKey{task, from, to})
+}
+
+// clear forgets every kept batch: their notifications will not come (the
+// listener lost its connection), and the catch-up that follows its
+// reconnection reads them from the store.
+func (o *ownLines) clear() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	clear(o.lines)
 }

@@ -22,12 +22,15 @@ type postgresStore struct {
 	closed atomic.Bool
 	sharedState
 
-	// The line feed: appends report to feed at once and NOTIFY the other
-	// replicas, whose listener (postgres_feed.go) reports to theirs.
+	// The line feed: every append that moves a watermark NOTIFYs every
+	// replica, this one included; each store's listener
+	// (postgres_feed.go) reports what it hears to its watchers, with this
+	// store's own lines attached (ownLines).
 	feed     *feed
 	origin   string          // names this store in its notifications
 	listenTo *pgx.ConnConfig // the listener's own connection, outside the pool
 	listener listener
+	own      ownLines // this store's appended lines, until their notification returns
 }
 
 // migrationLock is the advisory lock that serialises migrations when
@@ -110,16 +113,23 @@ func (s *postgresStore) AppendLines(ctx context.Context, task TaskKey, lines []L
 	if err != nil || len(sorted) == 0 {
 		return err
 	}
-	var before, after watermark
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) (err error) {
-		before, after, err = s.appendTx(ctx, tx, task, sorted)
+	var kept *LinesStored
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		before, after, err := s.appendTx(ctx, tx, task, sorted)
+		if r, ok := advanced(task, before, after, sorted); err == nil && ok && s.feed.isLive() {
+			// Kept before the commit: its notification may come back
+			// before this call returns. It is reported from there
+			// (ownLines says why).
+			s.own.keep(r)
+			kept = &r
+		}
 		return err
 	})
 	if err != nil {
+		if kept != nil {
+			s.own.drop(kept.Task, kept.From, kept.To) // rolled back: no notification
+		}
 		return s.failTask("append lines", task, err)
-	}
-	if r, ok := advanced(task, before, after, sorted); ok {
-		s.feed.publish(r)
 	}
 	return nil
 }

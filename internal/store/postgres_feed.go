@@ -101,6 +101,7 @@ func (s *postgresStore) listen(ctx context.Context, log logr.Logger) {
 			backoff, failing = listenBackoffMin, false
 		})
 		s.feed.setLive(false)
+		s.own.clear()
 		if ctx.Err() != nil {
 			return
 		}
@@ -144,7 +145,10 @@ func (s *postgresStore) listenOnce(ctx context.Context, connected func()) error 
 		cancel()
 		switch {
 		case err == nil:
-			if r, ok := parseNotification(n.Payload, s.origin); ok {
+			if r, origin, ok := parseNotification(n.Payload); ok {
+				if origin == s.origin {
+					s.own.take(&r)
+				}
 				s.feed.publish(r)
 			}
 		case ctx.Err() != nil:

@@ -122,8 +122,8 @@ func TestPostgres_refusesASchemaFromANewerBastion(t *testing.T) {
 
 // Two stores on one database are two replicas: an append on one is
 // reported on the other (without its lines, which never travel), and the
-// store that appended reports it once, with the lines, not again when its
-// own notification comes back. The notification names the task and the
+// store that appended reports it once, with the lines, when its own
+// notification comes back. The notification names the task and the
 // range and nothing of the lines.
 func TestPostgres_feedReachesOtherReplicas(t *testing.T) {
 	dsn := store.PostgresServer(t).NewDatabase(t)
@@ -213,6 +213,34 @@ func TestPostgres_feedRecoversFromAKilledListener(t *testing.T) {
 	if want := []int64{1, 2, 3, 4, 5, 6}; !slices.Equal(got, want) {
 		t.Fatalf("follower delivered %v, want %v", got, want)
 	}
+}
+
+// A store's own append is reported in the order PostgreSQL commits and
+// notifies, like another replica's, not at once: a replica that stores a
+// task's second batch must hear of the first (stored by another replica
+// and notified earlier) before its own, or its clients would follow the
+// task from the second batch and never see the first live. So while its
+// listener is away, an append of its own is not reported either, and the
+// catch-up after the reconnection covers it, as it covers everyone's.
+func TestPostgres_aStoresOwnAppendIsReportedInCommitOrder(t *testing.T) {
+	dsn := store.PostgresServer(t).NewDatabase(t)
+	s, other := mustOpen(t, dsn), mustOpen(t, dsn)
+	f := storetest.Watch(t, s)
+	f.WaitCatchUp(t)
+	key := store.TaskKey{ProjectID: 2, TaskID: 3}
+
+	appendEventually(t, other, key, mkLines(1, 2))
+	checkReport(t, f.Next(t), key, 0, 2, 0)
+	appendEventually(t, s, key, mkLines(3, 4)) // its own, heard back with its lines
+	checkReport(t, f.Next(t), key, 2, 4, 2)
+
+	terminateListener(t, dsn)
+	appendEventually(t, s, key, mkLines(5, 6))
+	if r := f.Next(t); !r.CatchUp {
+		t.Fatalf("reported %+v while the listener was away, want nothing before the catch-up", r)
+	}
+	appendEventually(t, s, key, mkLines(7, 8))
+	checkReport(t, f.Next(t), key, 6, 8, 2)
 }
 
 func checkReport(t *testing.T, r store.LinesStored, key store.TaskKey, from, to int64, lines int) {
