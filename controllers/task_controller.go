@@ -221,14 +221,8 @@ func (r *TaskReconciler) reconcileActive(ctx context.Context, task *bastionv1.Ta
 func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task, state launch.State) (ctrl.Result, error) {
 	stopping := task.Status.Status == bastionv1.TaskStopping
 	if exit := reportedExit(task); exit != nil {
-		switch {
-		case stopping:
-			r.transition(task, bastionv1.TaskStopped, "stopped")
-		case exit.Code == 0 && exit.Message == "":
-			r.transition(task, bastionv1.TaskSuccess, "")
-		default:
-			r.transition(task, bastionv1.TaskError, exitMessage(exit))
-		}
+		to, message := endOf(task, exit)
+		r.transition(task, to, message)
 		return ctrl.Result{}, nil
 	}
 	switch state.Phase {
@@ -270,6 +264,24 @@ func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task
 	// The finished state is stored first; the update it causes brings the
 	// task back for finish, so nothing is released before it is recorded.
 	return ctrl.Result{}, nil
+}
+
+// endOf is how a run ended, by its runner's exit: stopped when the task
+// was stopping, or when a stop was asked and the run did not succeed. The
+// runner hears a stop in its stream's reply and ends the program, so its
+// exit can be recorded before this reconciler has seen the stop (the
+// runner endpoint reads it from its cache, the reconcile may wait in the
+// queue): that exit is the stop's doing, not a failure. A run that
+// succeeded keeps its success, whenever a stop came.
+func endOf(task *bastionv1.Task, exit *bastionv1.TaskRunExit) (bastionv1.TaskStatusValue, string) {
+	succeeded := exit.Code == 0 && exit.Message == ""
+	switch {
+	case task.Status.Status == bastionv1.TaskStopping, task.Spec.Stop != "" && !succeeded:
+		return bastionv1.TaskStopped, "stopped"
+	case succeeded:
+		return bastionv1.TaskSuccess, ""
+	}
+	return bastionv1.TaskError, exitMessage(exit)
 }
 
 // reportedExit is the runner's report of how the run ended, if any.
