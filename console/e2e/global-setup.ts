@@ -81,7 +81,11 @@ export default async function globalSetup(): Promise<(() => Promise<void>) | und
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'bastion-e2e-'));
-  const logFile = join(dataDir, 'bastion.log');
+  // The terminal's output (start-up, the banner, warnings and errors).
+  // Not bastion.log: `bastion dev` writes the manager's whole log there,
+  // and both are kept.
+  const logFile = join(dataDir, 'terminal.log');
+  const managerLog = join(dataDir, 'bastion.log');
   const log = createWriteStream(logFile);
 
   const child = spawn(bin, ['dev', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir], {
@@ -103,7 +107,10 @@ export default async function globalSetup(): Promise<(() => Promise<void>) | und
     await once(log, 'finish');
     const output = readFileSync(logFile, 'utf8');
     mkdirSync(join(consoleDir, 'test-results'), { recursive: true });
-    copyFileSync(logFile, join(consoleDir, 'test-results', 'bastion.log'));
+    copyFileSync(logFile, join(consoleDir, 'test-results', 'bastion-terminal.log'));
+    if (existsSync(managerLog)) {
+      copyFileSync(managerLog, join(consoleDir, 'test-results', 'bastion.log'));
+    }
     rmSync(dataDir, { recursive: true, force: true });
     return output;
   };
