@@ -170,7 +170,7 @@ func TestSamples_coverEveryKind(t *testing.T) {
 	projects := samplesOfKind[bastionv1.Project](t, samples, "Project")
 	g.Expect(projects).To(HaveLen(1))
 	g.Expect(projects[0].Name).To(Equal(sampleProject))
-	g.Expect(sampleFiles(t)[0]).To(HaveSuffix("00-project.yaml"), "the project applies first")
+	g.Expect(sampleFiles(t)[0]).To(HaveSuffix("00-project.yaml"), "the project and its namespace apply first")
 
 	// Keys: labelled with their type, named for the console, and no
 	// private key anywhere.
@@ -301,21 +301,24 @@ func TestSamples_referencesResolve(t *testing.T) {
 	}
 }
 
-// The samples are created for real through the API: the project first,
-// then, once its controller has made the namespace, everything else.
+// The samples are created for real through the API in their order: the
+// namespace, labelled for the project, then the project, which adopts it;
+// once its controller has, everything else.
 // Server-side apply makes this independent of whether the kubectl test ran
 // first.
 func TestSamples_areAcceptedByTheAPIServer(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	samples := readSamples(t)
-	g.Expect(samples[0].obj.GetKind()).To(Equal("Project"))
+	g.Expect(samples[0].obj.GetKind()).To(Equal("Namespace"))
+	g.Expect(samples[1].obj.GetKind()).To(Equal("Project"))
 
 	apply := func(s sampleObject) error {
 		return k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(s.obj.DeepCopy()),
 			client.FieldOwner("bastion-samples-test"), client.ForceOwnership)
 	}
 	g.Expect(apply(samples[0])).To(Succeed(), "%s", samples[0])
+	g.Expect(apply(samples[1])).To(Succeed(), "%s", samples[1])
 	g.Eventually(func(g Gomega) {
 		ns := &corev1.Namespace{}
 		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: sampleNamespace}, ns)).To(Succeed())
@@ -325,7 +328,7 @@ func TestSamples_areAcceptedByTheAPIServer(t *testing.T) {
 		g.Expect(owner.Name).To(Equal(sampleProject))
 	}, sampleWait, interval).Should(Succeed())
 
-	for _, s := range samples[1:] {
+	for _, s := range samples[2:] {
 		g.Expect(apply(s)).To(Succeed(), "%s", s)
 	}
 	for _, s := range samples {

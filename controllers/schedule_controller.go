@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,11 +73,8 @@ func (r *ScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	}
 
 	// The status is written as every kind's is (writeStatus), against the
-	// version this reconcile holds when it returns: once a run is claimed,
-	// the claimed one. Should the schedule change during the run, the
-	// outcome (lastTask, lastCommit, Ready) is not written and the next
-	// reconcile starts from the newer version; the claim itself is never
-	// lost, so the run is not repeated.
+	// version this reconcile read. A claimed run's outcome is the
+	// exception: see writeOutcome.
 	before := schedule.DeepCopy()
 	defer func() { writeStatus(ctx, r.Client, before, schedule, &result, &err) }()
 
@@ -111,7 +109,27 @@ func (r *ScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	}
 	before = schedule.DeepCopy()
 	r.fire(ctx, schedule, run)
+	if err := r.writeOutcome(ctx, before, schedule); err != nil {
+		return ctrl.Result{}, err
+	}
+	before = schedule.DeepCopy()
 	return ctrl.Result{RequeueAfter: next.Sub(now)}, nil
+}
+
+// writeOutcome records how a claimed run went (lastTask, lastCommit,
+// Ready) without the optimistic lock. The claim already decided that this
+// reconcile owns the run, and only this reconciler writes a Schedule's
+// status, so nothing newer can be overwritten. With the lock, any write to
+// the object between the claim and now (an annotation from kubectl or a
+// GitOps tool, a spec change) dropped the outcome for good: the run is
+// never repeated, so no later reconcile would record it, and Ready kept
+// saying "Scheduled". Should the spec have changed, the outcome carries
+// the older observedGeneration and the next reconcile decides afresh.
+func (r *ScheduleReconciler) writeOutcome(ctx context.Context, claimed, schedule *bastionv1.Schedule) error {
+	if equality.Semantic.DeepEqual(claimed.Status, schedule.Status) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.Status().Patch(ctx, schedule, client.MergeFrom(claimed)))
 }
 
 // nextRunTime is when the schedule fires next. Once a reconcile has seen the

@@ -13,9 +13,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/internal/cron"
 	"github.com/bastion-dev/bastion/internal/gitremote/gittest"
 )
@@ -324,4 +329,52 @@ func TestScheduleReconciler_readsCronInUTCWhateverTheClocksZone(t *testing.T) {
 	f.expectTaskCount(s.Name, 1)
 	got := f.waitReady(s.Name, metav1.ConditionTrue, bastionv1.ReasonTaskCreated)
 	f.g.Expect(got.Status.NextRunTime.Time).To(BeTemporally("==", first.Add(time.Hour)))
+}
+
+// A write to the Schedule between the claim of a run and the record of its
+// outcome (here an annotation, as kubectl annotate or a GitOps tool would
+// make while the Task is being created) must not lose the outcome: the run
+// is claimed and never repeated, so nothing else would ever record it.
+// The suite's reconciler sees a clock before the minute and only waits;
+// this reconciler, with its own clock past the minute, takes the run.
+func TestScheduleReconciler_aWriteDuringTheRunKeepsTheRunsOutcome(t *testing.T) {
+	f := newScheduleFixture(t, "sched-touch", "/srv/git/code")
+	s := f.schedule("every-five", "*/5 * * * *", nil)
+	first := f.firstRun(s)
+	f.waitReady(s.Name, metav1.ConditionTrue, bastionv1.ReasonScheduled)
+
+	ctx := context.Background()
+	touched := 0
+	touching := interceptor.NewClient(withoutWatch{k8sClient}, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, isTask := obj.(*bastionv1.Task); isTask {
+				touched++
+				patch := fmt.Sprintf(`{"metadata":{"annotations":{"test.bastion.dev/touched":"%d"}}}`, touched)
+				target := &bastionv1.Schedule{ObjectMeta: metav1.ObjectMeta{Namespace: f.namespace, Name: s.Name}}
+				if err := c.Patch(ctx, target, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+					return err
+				}
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+	reconciler := &controllers.ScheduleReconciler{Client: touching, Clock: clocktesting.NewFakePassiveClock(first.Add(10 * time.Second))}
+	_, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)})
+	f.g.Expect(err).NotTo(HaveOccurred())
+	f.g.Expect(touched).To(Equal(1), "the schedule was written while its task was created")
+
+	f.expectTaskCount(s.Name, 1)
+	task := f.tasks(f.g, s.Name)[0]
+	got := f.waitReady(s.Name, metav1.ConditionTrue, bastionv1.ReasonTaskCreated)
+	f.g.Expect(got.Status.LastTask).To(Equal(task.Name))
+	f.g.Expect(got.Status.LastRunTime.Time).To(BeTemporally("==", first))
+	f.g.Expect(got.Annotations).To(HaveKeyWithValue("test.bastion.dev/touched", "1"))
+}
+
+// withoutWatch lets a plain client be wrapped by an interceptor, which
+// wants a client that can watch; the reconciler never watches through it.
+type withoutWatch struct{ client.Client }
+
+func (withoutWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
+	return nil, fmt.Errorf("this test client does not watch")
 }
