@@ -86,6 +86,7 @@ func TestMain(m *testing.M) {
 		envStop()
 	}
 	stopReplicas()
+	apiserver.RemoveBenchBastion()
 	os.Exit(code)
 }
 
