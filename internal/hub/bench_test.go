@@ -39,8 +39,7 @@ func BenchmarkHubFanout(b *testing.B) {
 	}
 	line := Log(1, 1, time.Now(), "TASK [Gathering Facts] *********************************************")
 
-	b.ResetTimer()
-	for published := 0; published < b.N; published += round {
+	publishRound := func() {
 		var publishers sync.WaitGroup
 		for task := range int64(tasks) {
 			publishers.Go(func() {
@@ -55,6 +54,15 @@ func BenchmarkHubFanout(b *testing.B) {
 		for range subscribers {
 			<-acks
 		}
+	}
+	// One round before the clock: each subscriber's two queues grow to what
+	// a round needs, then are swapped by Take and reused. The allocations
+	// reported are the steady state's, per published message.
+	publishRound()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for published := 0; published < b.N; published += round {
+		publishRound()
 	}
 	b.StopTimer()
 	rounds := (b.N + round - 1) / round
@@ -73,6 +81,7 @@ func BenchmarkHubFanout(b *testing.B) {
 // whatever the number of clients.
 func BenchmarkLog(b *testing.B) {
 	at := time.Now()
+	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		_ = Log(1, 1, at, "ok: [host-"+strconv.Itoa(i&1023)+"] => (item=nginx)")
 	}
