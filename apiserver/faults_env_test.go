@@ -39,10 +39,11 @@ import (
 // Issue #11, items 2, 3 and 5 (the websocket half): the path of a line
 // from the runner's real Streamer, over HTTP, through the manager's real
 // runner endpoint, into a real store (SQLite or PostgreSQL), out through
-// the real hub and /api/ws to websocket clients. As in the Pipeline
-// benchmark, only the endpoint's Kubernetes reads (the task, its project,
-// its token) are answered from memory: what is under test is the stream,
-// not the cluster.
+// the real hub and /api/ws to websocket clients. The test feeds the
+// Streamer itself (the Pipeline benchmarks run a real runner process
+// instead). As there, only the endpoint's Kubernetes reads (the task, its
+// project, its token) are answered from memory: what is under test is the
+// stream, not the cluster.
 
 // soak reports whether the long versions run (`make soak` sets it).
 func soak() bool { return os.Getenv("BASTION_SOAK") != "" }
