@@ -20,6 +20,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -30,18 +32,20 @@ func main() {
 	lines := flag.Int("p2-lines", 200000, "P2: lines the task prints")
 	templates := flag.Int("p3-templates", 1000, "P3: templates created one after another")
 	reads := flag.Int("p3-reads", 4000, "P3: GET templates requests, over 4 connections")
+	only := flag.String("only", "p1,p2,p3", "which measures to run, comma-separated")
 	keep := flag.Bool("keep", false, "keep the temporary directory (data dir, dev log) for inspection")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *bin, *keep, plan{reps: *reps, tasks: *tasks, lines: *lines, templates: *templates, reads: *reads}); err != nil {
+	if err := run(ctx, *bin, *keep, plan{only: *only, reps: *reps, tasks: *tasks, lines: *lines, templates: *templates, reads: *reads}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-api:", err)
 		os.Exit(1)
 	}
 }
 
 type plan struct {
+	only                                 string
 	reps, tasks, lines, templates, reads int
 }
 
@@ -90,12 +94,16 @@ func run(ctx context.Context, bin string, keep bool, p plan) (err error) {
 	if err != nil {
 		return err
 	}
-	for _, step := range []func() error{
-		func() error { return benchStarts(ctx, api, proj, p.reps, p.tasks) },
-		func() error { return benchOutput(ctx, api, proj, p.reps, p.lines) },
-		func() error { return benchTemplates(ctx, api, proj3, p.templates, p.reads) },
-	} {
-		if err := step(); err != nil {
+	steps := map[string]func() error{
+		"p1": func() error { return benchStarts(ctx, api, proj, p.reps, p.tasks) },
+		"p2": func() error { return benchOutput(ctx, api, proj, p.reps, p.lines) },
+		"p3": func() error { return benchTemplates(ctx, api, proj3, p.templates, p.reads) },
+	}
+	for _, name := range []string{"p1", "p2", "p3"} {
+		if !slices.Contains(strings.Split(p.only, ","), name) {
+			continue
+		}
+		if err := steps[name](); err != nil {
 			if ctx.Err() != nil {
 				return errors.New("interrupted")
 			}
