@@ -139,3 +139,6 @@ func (d *devServer) endRuns() {
 		_ = os.RemoveAll(d.runsDir)
 	}
 }
+
+// cpu is the CPU time the server and its children have used so far.
+func (d *devServer) cpu() time.Duration { return treeCPU(d.cmd.Process.Pid) }
