@@ -17,14 +17,14 @@
 //
 // The counters of a project's configuration objects (templates,
 // inventories, keys... see blockCounters) are also taken in blocks while
-// they are busy: when a counter is asked again within blockLife of its
-// last update, the next update takes twice as many ids as the last one
+// they are busy: while a counter is asked again within blockLife of its
+// last id, each update takes twice as many ids as the last one
 // (up to MaxBlock) and this process hands the spare ones out without
 // asking the apiserver. A script creating 1,000 templates then pays one
 // counter update every 64 creates instead of one each (issue #22, P3).
 // An occasional create still takes exactly one id. Ids stay unique across
 // processes (each block is a counter update like any other) but not
-// dense: the spare ids of a block left unused for blockLife, or held by a
+// dense: the spare ids of a counter left unasked for blockLife, or held by a
 // process that stops, are never handed out (a gap, as a cancelled caller
 // leaves one). Task ids keep one update per batch: their order is the
 // order the tasks were made in, which the task lists show.
@@ -94,18 +94,18 @@ type Allocator struct {
 
 // block is a run of ids taken from a counter by one update.
 type block struct {
-	next, last int64 // the ids next..last are spare
-	size       int64 // how many ids the update took
-	taken      time.Time
+	next, last int64     // the ids next..last are spare
+	size       int64     // how many ids the update took
+	used       time.Time // when the counter was last asked for an id
 }
 
 const (
 	// MaxBlock bounds a block: the ids a stopping process can leave unused
 	// per counter.
 	MaxBlock = 64
-	// blockLife is how long a block's spare ids are handed out, and how
-	// soon after it the next update must come for the counter to count as
-	// busy. Short, so that a spare id is not kept for long: a replica that
+	// blockLife is how long a counter may go unasked before its spare ids
+	// are dropped, and before its next update starts again from one id.
+	// Short, so that a spare id is not kept idle for long: a replica that
 	// hands out an old spare id while another replica numbers objects
 	// afresh makes ids out of creation order.
 	blockLife = time.Second
@@ -205,7 +205,7 @@ func (a *Allocator) lead(ctx context.Context, key counterKey, b *batch, flight *
 		// may find that update's spare ids still there: they stay, and
 		// serve the next callers.
 		if !a.hasSpareLocked(key) {
-			a.spare[key] = &block{next: b.first + size, last: last, size: take, taken: now()}
+			a.spare[key] = &block{next: b.first + size, last: last, size: take, used: now()}
 		}
 		a.mu.Unlock()
 	}
@@ -214,7 +214,7 @@ func (a *Allocator) lead(ctx context.Context, key counterKey, b *batch, flight *
 // hasSpareLocked says whether key's block is fresh and has an id left.
 func (a *Allocator) hasSpareLocked(key counterKey) bool {
 	sp := a.spare[key]
-	return sp != nil && sp.next <= sp.last && now().Sub(sp.taken) <= blockLife
+	return sp != nil && sp.next <= sp.last && now().Sub(sp.used) <= blockLife
 }
 
 // takeSpareLocked hands out the next spare id of key's block, if the block
@@ -225,17 +225,18 @@ func (a *Allocator) takeSpareLocked(key counterKey) (int64, bool) {
 	}
 	sp := a.spare[key]
 	sp.next++
+	sp.used = now()
 	return sp.next - 1, true
 }
 
 // blockSizeLocked is how many ids the next update of key takes for a batch
-// of need callers: need; or, for a block counter whose last block was used
-// up within blockLife, twice that block (up to MaxBlock). At most one
+// of need callers: need; or, for a block counter asked within blockLife
+// that has used up its block, twice that block (up to MaxBlock). At most one
 // block's spare ids are kept, so a process leaves at most MaxBlock-1
 // unused per counter.
 func (a *Allocator) blockSizeLocked(key counterKey, need int64) int64 {
 	sp := a.spare[key]
-	if !blockCounters[key.counter] || sp == nil || now().Sub(sp.taken) > blockLife || sp.next <= sp.last {
+	if !blockCounters[key.counter] || sp == nil || now().Sub(sp.used) > blockLife || sp.next <= sp.last {
 		return need
 	}
 	return max(need, min(2*sp.size, MaxBlock))

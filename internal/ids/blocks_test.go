@@ -135,3 +135,27 @@ func TestAllocator_concurrentCallersOfABlockCounterGetDistinctIDs(t *testing.T) 
 		seen[id] = true
 	}
 }
+
+// A client slower than one create per blockLife/2 but steady (a loaded
+// machine) keeps its block: spare ids live while the counter is asked,
+// and the blocks still grow. The ids stay dense.
+func TestAllocator_aSteadyButSlowClientKeepsItsBlock(t *testing.T) {
+	advance := stopClock(t)
+	var updates atomic.Int64
+	c := countingClient(&updates)
+	alloc := &Allocator{Client: c}
+	var got []int64
+	for range 20 {
+		got = append(got, nextIDs(t, alloc, CounterTemplate, 1)...)
+		advance(blockLife * 6 / 10)
+	}
+	for i, id := range got {
+		if id != int64(i+1) {
+			t.Fatalf("ids = %v, want 1..20", got)
+		}
+	}
+	// Blocks of 1, 2, 4, 8 and 16 cover 31 ids: five updates for 20.
+	if u := updates.Load(); u > 5 {
+		t.Errorf("%d counter updates for 20 steady allocations; want at most 5", u)
+	}
+}
