@@ -24,14 +24,19 @@ func stopClock(t *testing.T) (advance func(time.Duration)) {
 	return func(d time.Duration) { at = at.Add(d) }
 }
 
-// countingClient is a fake apiserver that counts the counter updates.
-func countingClient(updates *atomic.Int64) client.WithWatch {
-	return fake.NewClientBuilder().WithScheme(newScheme()).WithInterceptorFuncs(interceptor.Funcs{
+// countedAllocator is an allocator on a fake apiserver that counts the
+// counter updates, with the clock of blocks stopped: advance moves it.
+func countedAllocator(t *testing.T) (alloc *Allocator, updates *atomic.Int64, advance func(time.Duration)) {
+	t.Helper()
+	advance = stopClock(t)
+	updates = &atomic.Int64{}
+	c := fake.NewClientBuilder().WithScheme(newScheme()).WithInterceptorFuncs(interceptor.Funcs{
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 			updates.Add(1)
 			return c.Update(ctx, obj, opts...)
 		},
 	}).Build()
+	return &Allocator{Client: c}, updates, advance
 }
 
 func nextIDs(t *testing.T, alloc *Allocator, counter string, n int) []int64 {
@@ -52,10 +57,7 @@ func nextIDs(t *testing.T, alloc *Allocator, counter string, n int) []int64 {
 // up to MaxBlock. The spare ids of the last block are all the counter is
 // ahead by.
 func TestAllocator_aBusyCounterIsTakenInGrowingBlocks(t *testing.T) {
-	stopClock(t)
-	var updates atomic.Int64
-	c := countingClient(&updates)
-	alloc := &Allocator{Client: c}
+	alloc, updates, _ := countedAllocator(t)
 	const n = 1000
 	for i, id := range nextIDs(t, alloc, CounterTemplate, n) {
 		if id != int64(i+1) {
@@ -66,7 +68,7 @@ func TestAllocator_aBusyCounterIsTakenInGrowingBlocks(t *testing.T) {
 	if u := updates.Load(); u > 21 {
 		t.Errorf("%d counter updates for %d allocations; want at most 21 (blocks up to %d)", u, n, MaxBlock)
 	}
-	v, err := strconv.ParseInt(counterValue(t, c, ns, CounterTemplate), 10, 64)
+	v, err := strconv.ParseInt(counterValue(t, alloc.Client, ns, CounterTemplate), 10, 64)
 	if err != nil || v < n || v > n+MaxBlock-1 {
 		t.Errorf("counter = %d (%v) after %d allocations, want %d..%d", v, err, n, n, n+MaxBlock-1)
 	}
@@ -76,10 +78,7 @@ func TestAllocator_aBusyCounterIsTakenInGrowingBlocks(t *testing.T) {
 // blocks: no gap. A block's spare id older than blockLife is not handed
 // out: it is a gap, and the counter starts over with blocks of one.
 func TestAllocator_anIdleCounterTakesOneIDAndDropsStaleSpares(t *testing.T) {
-	advance := stopClock(t)
-	var updates atomic.Int64
-	c := countingClient(&updates)
-	alloc := &Allocator{Client: c}
+	alloc, _, advance := countedAllocator(t)
 	var got []int64
 	got = append(got, nextIDs(t, alloc, CounterTemplate, 2)...) // 1, then a block of 2: 2 and the spare 3
 	advance(2 * blockLife)
@@ -92,7 +91,7 @@ func TestAllocator_anIdleCounterTakesOneIDAndDropsStaleSpares(t *testing.T) {
 			t.Fatalf("ids = %v, want %v", got, want)
 		}
 	}
-	if v := counterValue(t, c, ns, CounterTemplate); v != "5" {
+	if v := counterValue(t, alloc.Client, ns, CounterTemplate); v != "5" {
 		t.Errorf("counter = %s, want 5: an idle counter takes one id at a time", v)
 	}
 }
@@ -140,10 +139,7 @@ func TestAllocator_concurrentCallersOfABlockCounterGetDistinctIDs(t *testing.T) 
 // machine) keeps its block: spare ids live while the counter is asked,
 // and the blocks still grow. The ids stay dense.
 func TestAllocator_aSteadyButSlowClientKeepsItsBlock(t *testing.T) {
-	advance := stopClock(t)
-	var updates atomic.Int64
-	c := countingClient(&updates)
-	alloc := &Allocator{Client: c}
+	alloc, updates, advance := countedAllocator(t)
 	var got []int64
 	for range 20 {
 		got = append(got, nextIDs(t, alloc, CounterTemplate, 1)...)
