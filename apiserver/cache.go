@@ -47,10 +47,33 @@ func (s *Server) waitGone(ctx context.Context, obj client.Object) error {
 	})
 }
 
+// The looks of poll: the first at once, then after firstLook, each wait
+// twice the last up to everyLook. The cache usually has a write a
+// millisecond or two after the apiserver answered it (the watch event),
+// so the first looks come close together: with one look every 10 ms, a
+// create waited 10 ms whenever the first look came too early, and that
+// was a fifth of a template create (issue #22, P3). Each look is a read
+// of the cache in memory, so looking often costs little.
+const (
+	firstLook = 250 * time.Microsecond
+	everyLook = 10 * time.Millisecond
+)
+
+// poll returns once done holds, done fails, ctx ends, or cacheWait has
+// passed: then the cache lags, and the write stands.
 func (s *Server) poll(ctx context.Context, done wait.ConditionWithContextFunc) error {
-	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, cacheWait, true, done)
-	if wait.Interrupted(err) && ctx.Err() == nil {
-		return nil // the cache lags; the write stands
+	waitCtx, cancel := context.WithTimeout(ctx, cacheWait)
+	defer cancel()
+	for delay := firstLook; ; delay = min(2*delay, everyLook) {
+		if ok, err := done(waitCtx); ok || err != nil {
+			return err
+		}
+		timer := time.NewTimer(delay)
+		select {
+		case <-waitCtx.Done():
+			timer.Stop()
+			return ctx.Err() // nil when only cacheWait passed
+		case <-timer.C:
+		}
 	}
-	return err
 }

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/kinds"
 )
 
@@ -269,6 +271,10 @@ func answer(w http.ResponseWriter, r *http.Request, status int, v any, err error
 // its id and a name from its display name.
 func (d *resource[T, Q, A]) createObject(s *Server, r *http.Request, req *Q) (T, error) {
 	obj := d.kind.New()
+	if d.kind.Cascades {
+		// As its reconciler would add it, one write later.
+		controllerutil.AddFinalizer(obj, bastionv1.CascadeFinalizer)
+	}
 	change, err := d.build(s, r, req, obj)
 	if err == nil {
 		err = change(obj)

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
@@ -444,5 +447,56 @@ func TestTemplates_lastTaskIDIsNullUntilTheTemplateRunsThenNamesItsLastTask(t *t
 	p.b.must("GET", p.path("/templates"), nil, http.StatusOK, &listed)
 	if len(listed) != 1 || listed[0]["last_task_id"] != float64(second) {
 		t.Errorf("list: %v, want last_task_id %d", listed, second)
+	}
+}
+
+// A template made through the API carries its cascade finalizer from its
+// very first version, as its reconciler would add it: the reconciler's
+// PATCH adding it is then a write saved per create (issue #22, P3). The
+// first event of a watch opened before the create is the object as the
+// POST made it. Deleting it still runs the cascade and lets it go.
+func TestTemplates_aCreatedTemplateCarriesItsCascadeFinalizerFromItsFirstVersion(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	wc, err := client.NewWithWatch(e.Config, client.Options{Scheme: e.K8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(t.Context(), &bastionv1.TemplateList{}, client.InNamespace(p.ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	created := p.createTemplate(t, "Finalized", nil)
+	first := firstEventOf(t, w, created.ID)
+	if first.Type != watch.Added {
+		t.Fatalf("the template's first event is %s, want ADDED", first.Type)
+	}
+	if fins := first.Object.(*bastionv1.Template).Finalizers; !slices.Contains(fins, bastionv1.CascadeFinalizer) {
+		t.Fatalf("the template as created has finalizers %v, want %s", fins, bastionv1.CascadeFinalizer)
+	}
+
+	name := p.templateObject(t, created.ID).Name
+	p.b.must("DELETE", p.path("/templates/%d", created.ID), nil, http.StatusNoContent, nil)
+	eventually(t, 20*time.Second, func() (bool, string) {
+		err := e.K8s.Get(t.Context(), client.ObjectKey{Namespace: p.ns, Name: name}, &bastionv1.Template{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("the deleted template is still there (%v)", err)
+	})
+}
+
+// firstEventOf is w's first event about the template with id.
+func firstEventOf(t *testing.T, w watch.Interface, id int64) watch.Event {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-w.ResultChan():
+			if tpl, ok := ev.Object.(*bastionv1.Template); ok && tpl.Labels[bastionv1.LabelID] == ids.Format(id) {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("no watch event for template %d", id)
+		}
 	}
 }

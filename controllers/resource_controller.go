@@ -234,6 +234,11 @@ func resourceReconcilers(c client.Client, alloc *ids.Allocator, secrets *SecretW
 }
 
 func resourceReconciler[T readyObject](c client.Client, alloc *ids.Allocator, secrets *SecretWatches, kind ResourceKind[T]) *ResourceReconciler[T] {
+	if (kind.Cascade != nil) != kind.Cascades {
+		// The API sets the finalizer at create by kinds.Kind.Cascades; a
+		// finalizer no cascade removes would hold the object for ever.
+		panic(fmt.Sprintf("kind %s: a cascade must go with kinds.Kind.Cascades, and only with it", kind.Name))
+	}
 	return &ResourceReconciler[T]{Client: c, IDs: alloc, Secrets: secrets, Kind: kind}
 }
 

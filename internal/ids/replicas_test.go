@@ -3,6 +3,7 @@ package ids
 import (
 	"context"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,7 +25,9 @@ import (
 // spread over them: 500 at once, and 500 by 30 callers in a row each. Every allocation succeeds (none loses its
 // retries to the others), the ids are 1..1000 with none twice, and the
 // counter holds 1000. Each replica coalesces its callers, so at most
-// three writers meet per round, far inside Backoff's budget.
+// three writers meet per round, far inside Backoff's budget. Then the
+// same over a block counter (templates): distinct ids, from few updates,
+// and no more than a block's spare ids per replica left unused.
 func TestAllocator_threeReplicasHandOutDistinctIDsWithoutAConflict(t *testing.T) {
 	cfg := startAPIServer(t)
 	const replicas, n = 3, 1000
@@ -49,31 +52,11 @@ func TestAllocator_threeReplicasHandOutDistinctIDsWithoutAConflict(t *testing.T)
 	}
 	mustCreateNamespace(t, allocs[0].Client, "ids-replicas")
 
-	// All at once, then in a steady stream: 30 callers (10 a replica)
-	// allocating one after the other, so that the replicas' updates keep
-	// meeting round after round.
-	got := make([]int64, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
 	start := time.Now()
-	for i := range n / 2 {
-		wg.Go(func() { got[i], errs[i] = allocs[i%replicas].Next(t.Context(), "ids-replicas", CounterTask) })
-	}
-	const workers = 30
-	for w := range workers {
-		wg.Go(func() {
-			for i := n/2 + w; i < n; i += workers {
-				got[i], errs[i] = allocs[w%replicas].Next(t.Context(), "ids-replicas", CounterTask)
-			}
-		})
-	}
-	wg.Wait()
+	got := allocateAcross(t, allocs, CounterTask, n)
 	took := time.Since(start)
 	seen := map[int64]bool{}
 	for i, id := range got {
-		if errs[i] != nil {
-			t.Fatalf("allocation %d on replica %d failed: %v", i, i%replicas+1, errs[i])
-		}
 		if id < 1 || id > n || seen[id] {
 			t.Fatalf("allocation %d got id %d: out of 1..%d or handed out twice", i, id, n)
 		}
@@ -84,6 +67,65 @@ func TestAllocator_threeReplicasHandOutDistinctIDsWithoutAConflict(t *testing.T)
 	}
 	t.Logf("%d allocations over %d replicas in %s: %d counter updates, %d lost a race and were retried",
 		n, replicas, took, updates.Load(), conflicts.Load())
+
+	// A block counter (templates): each replica takes growing blocks, and
+	// hands their ids out itself. Ids stay distinct; spare ids a replica
+	// did not use are gaps, so only the counter bounds them.
+	updates.Store(0)
+	got = allocateAcross(t, allocs, CounterTemplate, n)
+	counter, err := strconv.ParseInt(counterValue(t, allocs[0].Client, "ids-replicas", CounterTemplate), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen = map[int64]bool{}
+	for i, id := range got {
+		if id < 1 || id > counter || seen[id] {
+			t.Fatalf("template allocation %d got id %d: out of 1..%d (the counter) or handed out twice", i, id, counter)
+		}
+		seen[id] = true
+	}
+	if counter > n+replicas*MaxBlock {
+		t.Errorf("counter = %d after %d allocations: more than %d spare ids per replica", counter, n, MaxBlock)
+	}
+	if u := updates.Load(); u >= n/10 {
+		t.Errorf("%d counter updates for %d template allocations; want blocks", u, n)
+	}
+	t.Logf("%d template allocations over %d replicas: %d counter updates, counter %d (%d spare ids unused)",
+		n, replicas, updates.Load(), counter, counter-n)
+}
+
+// allocateAcross makes n allocations of counter spread over allocs: half
+// all at once, then the rest by 30 callers (10 a replica) one after the
+// other, so that the replicas' updates keep meeting round after round.
+// Every allocation must succeed.
+func allocateAcross(t *testing.T, allocs []*Allocator, counter string, n int) []int64 {
+	t.Helper()
+	replicas := len(allocs)
+
+	// All at once, then in a steady stream: 30 callers (10 a replica)
+	// allocating one after the other, so that the replicas' updates keep
+	// meeting round after round.
+	got := make([]int64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n / 2 {
+		wg.Go(func() { got[i], errs[i] = allocs[i%replicas].Next(t.Context(), "ids-replicas", counter) })
+	}
+	const workers = 30
+	for w := range workers {
+		wg.Go(func() {
+			for i := n/2 + w; i < n; i += workers {
+				got[i], errs[i] = allocs[w%replicas].Next(t.Context(), "ids-replicas", counter)
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("allocation %d of %s on replica %d failed: %v", i, counter, i%replicas+1, err)
+		}
+	}
+	return got
 }
 
 // startAPIServer starts a kube-apiserver and etcd (envtest) for one test.

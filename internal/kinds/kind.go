@@ -83,6 +83,13 @@ type Kind[T client.Object] struct {
 	Referenced []Target
 	// Self is this kind as the target of other kinds' references.
 	Self Target
+	// Cascades: deleting an object of the kind takes what depends on it
+	// along, so it carries CascadeFinalizer until its reconciler's cascade
+	// (controllers/cascade.go) has done that; the controllers refuse to
+	// start when a kind's cascade and this flag disagree. The API
+	// creates such objects with the finalizer already set: the
+	// reconciler's patch adding it is then a write saved per create.
+	Cascades bool
 }
 
 // Descriptor is a Kind with its type parameter erased, for code that goes

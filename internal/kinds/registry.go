@@ -68,11 +68,12 @@ var (
 		Self:       RefEnvironment,
 	}
 	View = Kind[*bastionv1.View]{
-		Name:    ids.CounterView,
-		New:     func() *bastionv1.View { return &bastionv1.View{} },
-		NewList: func() client.ObjectList { return &bastionv1.ViewList{} },
-		Display: func(o *bastionv1.View) string { return o.Spec.Title },
-		Self:    RefView,
+		Name:     ids.CounterView,
+		New:      func() *bastionv1.View { return &bastionv1.View{} },
+		NewList:  func() client.ObjectList { return &bastionv1.ViewList{} },
+		Display:  func(o *bastionv1.View) string { return o.Spec.Title },
+		Self:     RefView,
+		Cascades: true,
 	}
 	Template = Kind[*bastionv1.Template]{
 		Name:       ids.CounterTemplate,
@@ -82,6 +83,7 @@ var (
 		References: templateReferences,
 		Referenced: []Target{RefRepository, RefEnvironment, RefInventory, RefView, RefTemplate, RefKey},
 		Self:       RefTemplate,
+		Cascades:   true,
 	}
 	// Schedule: a schedule is its template's, and goes with it; the
 	// repository whose commits it watches must stay while it does.
@@ -105,6 +107,7 @@ var (
 		},
 		Referenced: []Target{RefTemplate, RefKey},
 		Self:       RefIntegration,
+		Cascades:   true,
 	}
 	// IntegrationAlias: an alias is its integration's (a credential that
 	// reaches nothing is dead), and goes with it.
