@@ -148,10 +148,17 @@ func (s *Streamer) SetPhase(phase string) {
 	s.poke()
 }
 
-// SetCommit reports the checked-out commit.
+// SetCommit reports the checked-out commit and, unless a phase was set
+// already, that the run is running: both in one batch, since each batch
+// that brings a fact is a write to the Task and a reconcile (issue #22).
+// The launcher tells the run's start already (the local process, the
+// Job's pod); the phase is the runner's word for it.
 func (s *Streamer) SetCommit(hash, message string) {
 	s.mu.Lock()
 	s.commit = &runproto.Commit{Hash: hash, Message: clip(message)}
+	if s.phase == "" {
+		s.phase, s.phaseSent = runproto.PhaseRunning, false
+	}
 	s.mu.Unlock()
 	s.poke()
 }

@@ -295,3 +295,42 @@ func TestUpperBound_isNeverBelowTheEncodedSize(t *testing.T) {
 		}
 	}
 }
+
+// A run reports that it runs with its commit, in the same batch: each
+// batch that brings a fact costs a write to the Task (issue #22).
+func TestStreamer_theCommitBringsTheRunningPhaseInTheSameBatch(t *testing.T) {
+	var mu sync.Mutex
+	var facts []runproto.Batch
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b runproto.Batch
+		if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		if b.Phase != "" || b.Commit != nil {
+			facts = append(facts, runproto.Batch{Phase: b.Phase, Commit: b.Commit})
+		}
+		var ack int64
+		for _, l := range b.Lines {
+			ack = max(ack, l.Seq)
+		}
+		mu.Unlock()
+		_ = json.NewEncoder(w).Encode(runproto.Reply{Ack: ack})
+	}))
+	defer srv.Close()
+	s := NewStreamer(srv.URL, "ns", "task-1", "tok", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx)
+	s.Line(time.Now(), "Cloning into 'repository'...")
+	s.SetCommit("abc123", "the commit")
+	if err := s.Finish(runproto.Exit{}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(facts) != 1 || facts[0].Phase != runproto.PhaseRunning || facts[0].Commit == nil || facts[0].Commit.Hash != "abc123" {
+		t.Fatalf("batches with facts: %+v; want one with the phase running and the commit", facts)
+	}
+}
