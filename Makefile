@@ -211,6 +211,10 @@ clean: ## Remove build output (not the envtest cache).
 bench-dispatch: envtest-assets ## Dispatch rate: 1,000 Tasks to Jobs through the real kube-apiserver (docs/benchmarks.md).
 	go test ./controllers -run '^$$' -bench BenchmarkTaskDispatch -benchtime 1x -count 3 -timeout 30m
 
+.PHONY: bench-api
+bench-api: envtest-assets $(BASTION) ## P1, P2, P3 of issue 22 through /api on a throwaway `bastion dev` (docs/benchmarks.md).
+	go run ./hack/benchapi -bastion $(BASTION)
+
 ##@ Soak (issue 11: the long versions of the reliability tests)
 # Each part is its own target and a prerequisite of soak. BASTION_SOAK=1
 # makes the tests run their long versions; `make test` runs the short ones.

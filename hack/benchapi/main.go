@@ -1,0 +1,106 @@
+// Command benchapi measures Bastion through /api as a script would, on a
+// `bastion dev` of its own (issue #22, docs/benchmarks.md):
+//
+//   - P1: 20 bash tasks of ~20 ms posted at once: time until all have
+//     started, and until all have ended;
+//   - P2: one bash task printing 200,000 lines: time from POST /tasks until
+//     GET .../output holds every line, in order;
+//   - P3: 1,000 templates created one after another by one client, then
+//     GET templates on 4 connections.
+//
+// It is a benchmark, not a test: it prints figures. `make bench-api` runs it.
+// The dev server is stopped at the end, on failure and on Ctrl-C.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+)
+
+func main() {
+	bin := flag.String("bastion", "bin/bastion", "the bastion binary to run as `bastion dev`")
+	reps := flag.Int("reps", 3, "repetitions of P1 and P2")
+	tasks := flag.Int("p1-tasks", 20, "P1: tasks posted at once")
+	lines := flag.Int("p2-lines", 200000, "P2: lines the task prints")
+	templates := flag.Int("p3-templates", 1000, "P3: templates created one after another")
+	reads := flag.Int("p3-reads", 4000, "P3: GET templates requests, over 4 connections")
+	keep := flag.Bool("keep", false, "keep the temporary directory (data dir, dev log) for inspection")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *bin, *keep, plan{reps: *reps, tasks: *tasks, lines: *lines, templates: *templates, reads: *reads}); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-api:", err)
+		os.Exit(1)
+	}
+}
+
+type plan struct {
+	reps, tasks, lines, templates, reads int
+}
+
+func run(ctx context.Context, bin string, keep bool, p plan) (err error) {
+	tmp, err := os.MkdirTemp("", "bench-api-")
+	if err != nil {
+		return err
+	}
+	// Runs may be other users (bastion dev as root runs each as its own
+	// user): they must pass through this directory to the repository,
+	// never list it; the data dir stays the server's own (0700).
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		return err
+	}
+	if keep {
+		fmt.Printf("temporary directory kept: %s\n", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	repo, err := makeRepo(filepath.Join(tmp, "repo"), p.lines)
+	if err != nil {
+		return fmt.Errorf("making the git repository: %w", err)
+	}
+	dev, err := startDev(ctx, bin, filepath.Join(tmp, "data"))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if stopErr := dev.stop(); stopErr != nil && err == nil {
+			err = stopErr
+		}
+	}()
+	fmt.Printf("bastion dev at %s (data dir %s)\n", dev.url, dev.dataDir)
+
+	api, err := signIn(ctx, dev.url, "admin", dev.password)
+	if err != nil {
+		return err
+	}
+	// P3 has a project of its own, so that its list holds exactly its
+	// templates.
+	proj, err := api.newLocalProject(ctx, "bench-api", repo)
+	if err != nil {
+		return err
+	}
+	proj3, err := api.newLocalProject(ctx, "bench-api-p3", repo)
+	if err != nil {
+		return err
+	}
+	for _, step := range []func() error{
+		func() error { return benchStarts(ctx, api, proj, p.reps, p.tasks) },
+		func() error { return benchOutput(ctx, api, proj, p.reps, p.lines) },
+		func() error { return benchTemplates(ctx, api, proj3, p.templates, p.reads) },
+	} {
+		if err := step(); err != nil {
+			if ctx.Err() != nil {
+				return errors.New("interrupted")
+			}
+			return err
+		}
+	}
+	return nil
+}
