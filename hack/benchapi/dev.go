@@ -21,6 +21,7 @@ type devServer struct {
 	url      string
 	password string
 	dataDir  string
+	runsDir  string // where its runs live; named by the banner
 	logPath  string
 	exited   chan error
 }
@@ -80,7 +81,10 @@ func (d *devServer) readBanner(r io.Reader, found chan<- struct{}) {
 		if pw, ok := strings.CutPrefix(line, "password:"); ok {
 			d.password = strings.TrimSpace(pw)
 		}
-		if d.url != "" && d.password != "" && found != nil {
+		if runs, ok := strings.CutPrefix(line, "runs:"); ok {
+			d.runsDir = strings.TrimSpace(runs)
+		}
+		if d.url != "" && d.password != "" && d.runsDir != "" && found != nil {
 			close(found)
 			found = nil
 		}
@@ -89,11 +93,15 @@ func (d *devServer) readBanner(r io.Reader, found chan<- struct{}) {
 }
 
 // stop ends the server with SIGTERM, which stops its etcd and
-// kube-apiserver too, and waits for it; SIGKILL after a minute.
+// kube-apiserver too, and waits for it; SIGKILL after a minute. Then it
+// ends the runs the benchmark left, when it failed half-way: a runner
+// outlives its manager by design (it keeps its last lines for minutes,
+// for a manager that restarts), which a throwaway server does not need.
 func (d *devServer) stop() error {
 	if d.cmd.Process == nil {
 		return nil
 	}
+	defer d.endRuns()
 	_ = d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-d.exited:
@@ -116,4 +124,18 @@ func tail(path string) string {
 		data = data[len(data)-max:]
 	}
 	return string(data)
+}
+
+// endRuns kills the runner processes working under the server's runs
+// directory, each by its pid, and removes that directory.
+func (d *devServer) endRuns() {
+	if d.runsDir == "" || !filepath.IsAbs(d.runsDir) {
+		return
+	}
+	for _, pid := range runnersUnder(d.runsDir) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if !strings.HasPrefix(d.runsDir, d.dataDir+string(filepath.Separator)) {
+		_ = os.RemoveAll(d.runsDir)
+	}
 }
