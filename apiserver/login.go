@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -41,8 +42,17 @@ type loginRequest struct {
 
 // dummyHash is compared against when the login names nobody, so that an
 // unknown login takes as long as a wrong password and logins cannot be
-// enumerated by timing.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("bastion-no-such-user"), bcrypt.DefaultCost)
+// enumerated by timing. Made on first use, not at package init: every
+// process of the binary runs the inits, each local task's `bastion runner`
+// included, and a bcrypt hash costs it 70-220 ms of CPU (issue #22). New
+// makes it, so the first unknown login costs no more than the others.
+var dummyHash = sync.OnceValue(func() []byte {
+	hash, err := bcrypt.GenerateFromPassword([]byte("bastion-no-such-user"), bcrypt.DefaultCost)
+	if err != nil {
+		panic(err) // only for a cost out of range or a password over 72 bytes
+	}
+	return hash
+})
 
 // login signs in with a username or email and a password (POST /auth/login).
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
@@ -92,7 +102,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
-		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(req.Password))
+		_ = bcrypt.CompareHashAndPassword(dummyHash(), []byte(req.Password))
 	}
 	if !ok { // counted by try already
 		fail(w, http.StatusUnauthorized, "Incorrect login or password")

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
@@ -188,5 +190,23 @@ func TestLoginLimiter_everySpellingOfAnUnknownLoginSharesOneDelay(t *testing.T) 
 		if wait, what := mustCheck(t, l, signInAccount(nil, login), addr); wait <= 0 || what != "account" {
 			t.Errorf("after 3 failures, %q may try at once (%s %q): another spelling is a fresh budget", login, wait, what)
 		}
+	}
+}
+
+// The hash an unknown login is compared against is made on first use, not
+// at package init (every `bastion runner` process runs the inits; issue
+// #22), and it must still cost what a user's password costs to check, or
+// an unknown login would answer faster than a wrong password.
+func TestLogin_theUnknownLoginsHashCostsWhatAPasswordCosts(t *testing.T) {
+	hash := dummyHash()
+	cost, err := bcrypt.Cost(hash)
+	if err != nil {
+		t.Fatalf("the dummy hash is no bcrypt hash: %v", err)
+	}
+	if cost != bcrypt.DefaultCost {
+		t.Fatalf("the dummy hash has cost %d, want bcrypt.DefaultCost (%d), the cost of users' passwords", cost, bcrypt.DefaultCost)
+	}
+	if again := dummyHash(); string(again) != string(hash) {
+		t.Fatal("the dummy hash is made again on each use")
 	}
 }

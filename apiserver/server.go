@@ -94,6 +94,7 @@ type Server struct {
 // New returns the manager's HTTP handler.
 func New(opts Options) http.Handler {
 	opts.Auth = opts.Auth.withDefaults()
+	dummyHash() // made now, so that no sign-in pays for it
 	s := &Server{opts: opts, limiter: newLoginLimiter(opts.Auth, opts.Store), creds: newCredentialCache(opts.Auth.Now),
 		proxies: opts.TrustedProxies, origins: newOriginPolicy(opts.PublicURL, opts.TrustedProxies),
 		deliveries: &replayGuard{store: opts.Store, now: opts.Auth.Now}}

@@ -102,7 +102,9 @@ func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 				return ctrl.Result{}, err
 			}
 		}
-		return ctrl.Result{}, r.patchFinalizers(ctx, task, TaskFinalizer)
+		if added, err := r.addRunFinalizer(ctx, task); !added || err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if r.adoptsHistory(task) {
 		// A task finished before the history finalizer existed: its own
@@ -395,6 +397,23 @@ func (r *TaskReconciler) adoptsHistory(task *bastionv1.Task) bool {
 		!controllerutil.ContainsFinalizer(task, TaskFinalizer) &&
 		!controllerutil.ContainsFinalizer(task, TaskHistoryFinalizer) &&
 		task.Annotations[bastionv1.AnnotationPruned] != "true"
+}
+
+// addRunFinalizer gives a new task TaskFinalizer, and the task becomes the
+// object the patch returned: the reconcile goes on from it (its
+// resourceVersion is the one the status write is checked against) rather
+// than end here and wait for the watch to bring the task back, a trip
+// through the queue that a burst of new tasks made seconds long (issue
+// #22). added is false when the task is gone.
+func (r *TaskReconciler) addRunFinalizer(ctx context.Context, task *bastionv1.Task) (added bool, err error) {
+	cp := task.DeepCopy()
+	controllerutil.AddFinalizer(cp, TaskFinalizer)
+	controllerutil.RemoveFinalizer(cp, TaskHistoryFinalizer)
+	if err := r.Patch(ctx, cp, client.MergeFrom(task)); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	cp.DeepCopyInto(task)
+	return true, nil
 }
 
 // patchFinalizers leaves the task with want ("": neither) of this

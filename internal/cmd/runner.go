@@ -80,8 +80,7 @@ func runTask(input, secrets, work string, stdout, stderr io.Writer) error {
 	}
 	streamCtx, stopStream := context.WithCancel(context.Background())
 	defer stopStream()
-	go streamer.Run(streamCtx)
-	streamer.SetPhase(runproto.PhaseRunning)
+	go streamer.Run(streamCtx) // the phase goes with the commit (SetCommit)
 
 	res := runner.Run(runCtx, in, work, streamer)
 	exit := runproto.Exit{Code: res.ExitCode}

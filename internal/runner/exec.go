@@ -129,7 +129,11 @@ func readLines(r io.Reader, sink Sink) error {
 
 // readLine reads up to a newline or maxLine bytes.
 func readLine(br *bufio.Reader) (string, error) {
-	var buf []byte
+	chunk, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return trimEOL(chunk), err // the usual line: one copy, into its string
+	}
+	buf := append([]byte(nil), chunk...)
 	for {
 		chunk, err := br.ReadSlice('\n')
 		buf = append(buf, chunk...)

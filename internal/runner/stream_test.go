@@ -217,3 +217,120 @@ func TestSplitLine_cutsOnRuneBoundariesAndLosesNothing(t *testing.T) {
 		t.Fatalf("splitLine of an empty line = %q", got)
 	}
 }
+
+// lockedBuffer is an echo target read while the Streamer writes to it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// The echo (what `kubectl logs` shows) is buffered, not lost: every line
+// is there, in order, once Finish returns, and a line is there once the
+// batch that carries it has gone, without waiting for the run's end.
+func TestStreamer_echoesEveryLineInOrderThoughBuffered(t *testing.T) {
+	m := &faultyManager{lines: map[int64]string{}}
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	echo := &lockedBuffer{}
+	s := NewStreamer(srv.URL, "ns", "task-1", "tok", echo)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx)
+
+	s.Line(time.Now(), "first")
+	deadline := time.Now().Add(10 * time.Second)
+	for echo.String() != "first\n" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first line was not echoed while the run went on; echo %q", echo.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	var want strings.Builder
+	want.WriteString("first\n")
+	for i := 1; i <= 3000; i++ {
+		s.Line(time.Now(), fmt.Sprintf("line %d", i))
+		fmt.Fprintf(&want, "line %d\n", i)
+	}
+	if err := s.Finish(runproto.Exit{}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := echo.String(); got != want.String() {
+		t.Fatalf("echo holds %d bytes, want %d: every line, in order", len(got), want.Len())
+	}
+}
+
+// fitLines counts on upperBound to skip encoding each line: it must never
+// be below a batch's real size, whatever the output holds (escapes, HTML
+// characters, invalid UTF-8 turned into U+FFFD, control characters).
+func TestUpperBound_isNeverBelowTheEncodedSize(t *testing.T) {
+	rnd := rand.New(rand.NewSource(3))
+	alphabet := []string{"a", "\"", "\\", "<", ">", "&", "\n", "\t", "\x01", "\x7f", "é", "\u2028", "😀", "\xff"}
+	for round := 0; round < 200; round++ {
+		lines := make([]runproto.Line, 1+rnd.Intn(50))
+		for i := range lines {
+			var b strings.Builder
+			for n := rnd.Intn(200); n > 0; n-- {
+				b.WriteString(alphabet[rnd.Intn(len(alphabet))])
+			}
+			lines[i] = runproto.Line{Seq: rnd.Int63(), Time: time.Unix(rnd.Int63n(1<<33), rnd.Int63n(1e9)).UTC(), Output: strings.ToValidUTF8(b.String(), "\uFFFD")}
+		}
+		data, err := json.Marshal(runproto.Batch{Lines: lines})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if real := len(data) - len(`{"lines":[]}`); upperBound(lines) < real {
+			t.Fatalf("upperBound = %d for lines whose JSON is %d bytes: %+v", upperBound(lines), real, lines)
+		}
+	}
+}
+
+// A run reports that it runs with its commit, in the same batch: each
+// batch that brings a fact costs a write to the Task (issue #22).
+func TestStreamer_theCommitBringsTheRunningPhaseInTheSameBatch(t *testing.T) {
+	var mu sync.Mutex
+	var facts []runproto.Batch
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b runproto.Batch
+		if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		if b.Phase != "" || b.Commit != nil {
+			facts = append(facts, runproto.Batch{Phase: b.Phase, Commit: b.Commit})
+		}
+		var ack int64
+		for _, l := range b.Lines {
+			ack = max(ack, l.Seq)
+		}
+		mu.Unlock()
+		_ = json.NewEncoder(w).Encode(runproto.Reply{Ack: ack})
+	}))
+	defer srv.Close()
+	s := NewStreamer(srv.URL, "ns", "task-1", "tok", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx)
+	s.Line(time.Now(), "Cloning into 'repository'...")
+	s.SetCommit("abc123", "the commit")
+	if err := s.Finish(runproto.Exit{}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(facts) != 1 || facts[0].Phase != runproto.PhaseRunning || facts[0].Commit == nil || facts[0].Commit.Hash != "abc123" {
+		t.Fatalf("batches with facts: %+v; want one with the phase running and the commit", facts)
+	}
+}
