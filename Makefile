@@ -108,7 +108,17 @@ console/dist/index.html: console/node_modules/.package-lock.json $(CONSOLE_SOURC
 
 ##@ Test
 .PHONY: test
-test: envtest-assets vet test-console test-e2e test-go test-packaging ## Run every test: vet, Go (unit + envtest + e2e), packaging, console (types, Vitest, Playwright).
+test: envtest-assets ## Run every test: vet, Go (unit + envtest + e2e), packaging, console (types, Vitest, Playwright).
+	# Playwright waits on the browser and the server most of the time; the
+	# checks that need neither fill that time (two jobs: Playwright, and the
+	# others one after another). The Go tests come after, with the machine
+	# to themselves: some bound how long the product may take.
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-e2e test-checks
+	$(MAKE) --no-print-directory test-go
+
+# What `make test` runs beside Playwright.
+.PHONY: test-checks
+test-checks: vet test-console test-packaging
 
 .PHONY: vet
 vet: ## go vet, and gofmt must have nothing to say.
@@ -125,8 +135,10 @@ test-go: envtest-assets $(TERRAFORM) console/dist/index.html $(GOTESTSUM) $(BAST
 test-packaging: envtest-assets $(GOTESTSUM) ## The Helm chart and config/default, rendered and dry-run applied to envtest; RBAC by SubjectAccessReview.
 	cd test/packaging && go vet ./... && $(GOTESTSUM) --format testname -- -count=1 -timeout 30m ./...
 
+# After the console's build: both run tsc -b, which writes its build info,
+# and `make test` runs this beside Playwright, whose binary needs the build.
 .PHONY: test-console
-test-console: console/node_modules/.package-lock.json ## Console type check and Vitest.
+test-console: console/node_modules/.package-lock.json console/dist/index.html ## Console type check and Vitest.
 	cd console && npm run typecheck && npm test
 
 .PHONY: test-e2e

@@ -22,8 +22,11 @@ export default defineConfig({
   outputDir: 'test-results',
   // Starts `bastion dev` unless BASTION_URL names a running server; see the file.
   globalSetup: './e2e/global-setup.ts',
-  // One server, two cores: parallel workers would only fight over them.
-  workers: 1,
+  // Two workers on one server: a test spends most of its time waiting for
+  // the browser or the server, so a second worker fills that time. The
+  // specs do not get in each other's way: each test makes the projects and
+  // users it works on, with names of its own (unique() in helpers.ts).
+  workers: 2,
   forbidOnly: !!process.env.CI,
   // Each test signs in and renders PatternFly on a shared two-core machine.
   timeout: 180_000,

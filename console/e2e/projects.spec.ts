@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { readFileSync } from 'node:fs';
-import { admin, apiAs, createProject, openDrawer, screenshot, unique, useSession } from './helpers';
+import { addMember, admin, apiAs, createProject, createUser, openDrawer, screenshot, unique, useSession } from './helpers';
 
 test('creates a project and opens it', async ({ page, baseURL }, testInfo) => {
   const api = await apiAs(baseURL!, admin.username, admin.password);
@@ -95,9 +95,16 @@ test('backs up a project and restores it as a new one', async ({ page, baseURL }
 });
 
 test('edits and deletes a project from its settings', async ({ page, baseURL }, testInfo) => {
-  const api = await apiAs(baseURL!, admin.username, admin.password);
-  const keep = await createProject(api, unique(testInfo, 'kept'));
-  const project = await createProject(api, unique(testInfo, 'doomed'));
+  // An owner of these three projects only: which project comes first in
+  // their list cannot change while other workers create projects.
+  const admins = await apiAs(baseURL!, admin.username, admin.password);
+  const owner = await createUser(admins, unique(testInfo, 'olive'));
+  const keep = await createProject(admins, unique(testInfo, 'kept b'));
+  const project = await createProject(admins, unique(testInfo, 'doomed'));
+  // Made later but first by name: the choice goes by name, not by id.
+  const first = await createProject(admins, unique(testInfo, 'kept a'));
+  for (const p of [keep, project, first]) await addMember(admins, p.id, owner.id, 'owner');
+  const api = await apiAs(baseURL!, owner.username, owner.password);
   await useSession(page, api);
 
   await page.goto(`/project/${project.id}/settings`);
@@ -110,8 +117,8 @@ test('edits and deletes a project from its settings', async ({ page, baseURL }, 
   await expect(page.getByText(`Project ${project.name}-renamed deleted`)).toBeVisible();
   // The first remaining project, by name as the switcher lists them, is selected.
   const projects: { id: number; name: string }[] = await (await api.get('/api/projects')).json();
-  expect(projects.map((p) => p.id)).toContain(keep.id);
-  expect(projects.map((p) => p.id)).not.toContain(project.id);
-  const [first] = projects.sort((a, b) => a.name.localeCompare(b.name, undefined, { sensitivity: 'base' }) || a.id - b.id);
+  expect(projects.map((p) => p.id).sort()).toEqual([keep.id, first.id].sort());
+  const [firstByName] = projects.sort((a, b) => a.name.localeCompare(b.name, undefined, { sensitivity: 'base' }) || a.id - b.id);
+  expect(firstByName.id).toBe(first.id);
   await expect(page).toHaveURL(new RegExp(`/project/${first.id}/history$`));
 });

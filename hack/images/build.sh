@@ -11,7 +11,8 @@
 #                     sandbox image; there is no registry to pull it from)
 # Each is written as a single-layer OCI archive by hack/ociimage into
 # OUT_DIR; cluster-up/e2e import them with `ctr images import`.
-# debootstrap's downloads are cached as tarballs in $CACHE/images/debootstrap.
+# debootstrap's downloads are cached as tarballs in $CACHE/images/debootstrap,
+# and the Debian base of each runner image in $CACHE/images/rootfs.
 #
 # Usage: hack/images/build.sh OUT_DIR BASTION_BIN TERRAFORM_BIN REGISTRY TAG [IMAGE...]
 #   IMAGE: pause manager runner-ansible runner-terraform runner-bash (default all)
@@ -44,9 +45,46 @@ ociimage="$stage/ociimage"
 
 log() { echo "[$(date +%H:%M:%S)] $*"; }
 
-# debian_rootfs DIR PACKAGES: a minbase Debian with PACKAGES, from a cached
-# tarball of the .debs when one exists for exactly that package list.
+# debian_rootfs DIR PACKAGES: a minbase Debian with PACKAGES, the runner's
+# user and /usr/local/bin/bastion.
 debian_rootfs() {
+  local dir=$1 pkgs=$2
+  debian_base "$dir" "$pkgs"
+  # The Dockerfile's `groupadd runner; useradd runner`, without running
+  # them in a chroot.
+  echo "runner:x:65532:" >>"$dir/etc/group"
+  echo "runner:x:65532:65532::/bastion/work/home:/usr/sbin/nologin" >>"$dir/etc/passwd"
+  echo "runner:!:20000:0:99999:7:::" >>"$dir/etc/shadow"
+  install -m 0755 "$bastion" "$dir/usr/local/bin/bastion"
+  install -d -m 0755 "$dir/bastion/work"
+}
+
+# debian_base DIR PACKAGES: the Debian part of a runner's file system. It
+# changes only with the package list (and this script's way of making it),
+# so it is kept as an uncompressed tar in $CACHE/images/rootfs: unpacking
+# takes seconds, where debootstrap's second stage (every package's
+# configure scripts) takes half a minute or more per image. The key covers
+# debootstrap_base's own text, so changing how a base is made makes a new
+# one.
+debian_base() {
+  local dir=$1 pkgs=$2 key cached
+  key=$(printf '%s %s %s\n%s' "$debian" "$mirror" "$pkgs" "$(declare -f debootstrap_base)" | sha256sum | cut -c1-16)
+  cached="$cache/rootfs/$debian-minbase-$key.tar"
+  if [[ -f $cached ]]; then
+    log "unpacking the cached $debian base ($pkgs)"
+    mkdir -p "$dir"
+    tar -xpf "$cached" --numeric-owner --xattrs --xattrs-include='*' -C "$dir"
+    return
+  fi
+  debootstrap_base "$dir" "$pkgs"
+  mkdir -p "$cache/rootfs"
+  tar -cf "$cached.tmp" --numeric-owner --xattrs --xattrs-include='*' -C "$dir" .
+  mv "$cached.tmp" "$cached"
+}
+
+# debootstrap_base DIR PACKAGES: debootstrap from a cached tarball of the
+# .debs when one exists for exactly that package list.
+debootstrap_base() {
   local dir=$1 pkgs=$2 key tarball
   key=$(printf '%s %s %s' "$debian" "$mirror" "$pkgs" | sha256sum | cut -c1-16)
   tarball="$cache/debootstrap/$debian-minbase-$key.tgz"
@@ -62,13 +100,6 @@ debian_rootfs() {
   # What a container runtime provides, and what an image should not carry.
   rm -rf "${dir:?}"/dev/* "$dir"/proc/* "$dir"/sys/* "$dir"/var/lib/apt/lists/* \
     "$dir"/var/cache/apt/archives/*.deb "$dir"/var/cache/apt/*.bin "$dir"/var/log/* "$dir"/tmp/*
-  # The Dockerfile's `groupadd runner; useradd runner`, without running
-  # them in a chroot.
-  echo "runner:x:65532:" >>"$dir/etc/group"
-  echo "runner:x:65532:65532::/bastion/work/home:/usr/sbin/nologin" >>"$dir/etc/passwd"
-  echo "runner:!:20000:0:99999:7:::" >>"$dir/etc/shadow"
-  install -m 0755 "$bastion" "$dir/usr/local/bin/bastion"
-  install -d -m 0755 "$dir/bastion/work"
 }
 
 # write NAME DIR ociimage-flags...: DIR as the archive OUT/NAME.tar.

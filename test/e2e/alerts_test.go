@@ -18,6 +18,7 @@ import (
 // runner, reaches a real SMTP server and a Telegram Bot API on loopback,
 // with its own output in the mail, and the secrets stay in their files.
 func TestDev_alertsOfAFailedTaskReachMailAndTelegram(t *testing.T) {
+	t.Parallel()
 	const password, token = "e2e-smtp-pa55word", "777:e2e-bot-token"
 	smtp := alerttest.NewSMTPServer(t, "bastion", password)
 	telegram := alerttest.NewRecorder(t)

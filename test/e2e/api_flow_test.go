@@ -15,6 +15,7 @@ import (
 // template are created with /api calls; a task is started with one; the
 // websocket follows it to success; its output is read whole, paged and raw.
 func TestAPI_createEverythingStartATaskFollowItAndReadItsOutput(t *testing.T) {
+	t.Parallel()
 	repo := gittest.NewRepo(t)
 	repo.WriteFile("site.yml", `- hosts: all
   gather_facts: false

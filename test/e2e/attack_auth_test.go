@@ -22,6 +22,7 @@ import (
 // that rewrites Host, as a plain nginx proxy_pass does, with
 // --external-url naming the proxy and no --trusted-proxies.
 func TestAttack_signIn(t *testing.T) {
+	t.Parallel()
 	proxy := httptest.NewUnstartedServer(nil)
 	proxyURL := "http://" + proxy.Listener.Addr().String()
 	dev := startDev(t, t.TempDir(), "--external-url", proxyURL)

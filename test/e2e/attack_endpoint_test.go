@@ -26,6 +26,7 @@ import (
 // runner token opens nothing, and a replayed signed GitHub delivery runs
 // nothing.
 func TestAttack_endpointTrust(t *testing.T) {
+	t.Parallel()
 	marker, err := os.MkdirTemp("", "bastion-attack-marker")
 	if err != nil {
 		t.Fatal(err)

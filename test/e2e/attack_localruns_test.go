@@ -23,6 +23,7 @@ import (
 // Where runs cannot be isolated (not root), bastion dev must say plainly
 // that runs share its user.
 func TestAttack_localRunsReachNeitherTheDataDirNorOtherRuns(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	dev := startDev(t, dataDir)
 	dev.waitReady()

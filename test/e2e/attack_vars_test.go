@@ -20,6 +20,7 @@ import (
 // template's manager opts in to other variables, an ordinary one passes
 // and runs, but ansible_* is still refused.
 func TestAttack_aTaskRunnerCannotSetAnsibleMagicVariables(t *testing.T) {
+	t.Parallel()
 	d := newDemoWithTaskRunner(t)
 	admin, p, runner, hello, dataDir := d.admin, d.path, d.runner, d.hello, d.dataDir
 
@@ -103,6 +104,7 @@ func TestAttack_aTaskRunnerCannotSetAnsibleMagicVariables(t *testing.T) {
 // task_runner reads. The start is refused (400, saying a limit is host
 // patterns), and no line of the kubeconfig appears anywhere.
 func TestAttack_aTaskRunnersLimitCannotReadTheManagersKubeconfig(t *testing.T) {
+	t.Parallel()
 	d := newDemoWithTaskRunner(t)
 	p, runner, hello, dataDir := d.path, d.runner, d.hello, d.dataDir
 	kubeconfig, err := os.ReadFile(filepath.Join(dataDir, "kubeconfig"))
@@ -160,12 +162,10 @@ func newDemoWithTaskRunner(t *testing.T) demoWithTaskRunner {
 	if _, err := exec.LookPath("ansible-playbook"); err != nil {
 		t.Fatal("ansible-playbook is not in PATH (Debian's ansible-core package)")
 	}
-	// As in the demo test: the machine's git configuration and proxies stay
-	// out of the runs.
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	// As in the demo test: the machine's git configuration stays out of
+	// the runs.
 	dataDir := t.TempDir()
-	dev := startDev(t, dataDir)
+	dev := startDevEnv(t, dataDir, cleanGitEnv)
 	dev.waitReady()
 	admin := signedIn(t, dev.url, "admin", dev.bannerValue("password"))
 	var project struct {

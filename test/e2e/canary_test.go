@@ -51,6 +51,7 @@ const awkwardTail = `-"q\b<&>é`
 // It also proves the search can see: the Secrets hold every stored canary,
 // the token's creation answer holds the token, and each use succeeded.
 func TestCanary_secretsOfEveryKindNeverLeaveAfterAFullRun(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	c := newCanaries(t)
 	everything := c.all()

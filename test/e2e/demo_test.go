@@ -17,23 +17,21 @@ import (
 // comes from the manager itself over git://, the playbook runs against the
 // runner (connection: local), and a successful build deploys by itself.
 func TestDev_demoProjectRunsEveryTemplateOffline(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("ansible-playbook"); err != nil {
 		t.Fatal("ansible-playbook is not in PATH (Debian's ansible-core package)")
 	}
-	// The runner gives git a clean environment anyway; this keeps the test
-	// machine's git configuration away from everything else too. The
-	// proxies lead nowhere, so any download over http(s) would fail the
+	// The runner gives git a clean environment anyway; cleanGitEnv keeps
+	// the test machine's git configuration away from everything else too.
+	// The proxies lead nowhere, so any download over http(s) would fail the
 	// tasks (Go never proxies loopback, so the runners still reach dev).
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	env := append([]string{"NO_PROXY=", "no_proxy="}, cleanGitEnv...)
 	for _, proxy := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
-		t.Setenv(proxy, "http://127.0.0.1:9")
+		env = append(env, proxy+"=http://127.0.0.1:9")
 	}
-	t.Setenv("NO_PROXY", "")
-	t.Setenv("no_proxy", "")
 
 	dataDir := t.TempDir()
-	dev := startDev(t, dataDir)
+	dev := startDevEnv(t, dataDir, env)
 	dev.waitReady()
 	kubeconfig := dev.bannerValue("kubeconfig")
 	repoURL := dev.bannerValue("demo repo")

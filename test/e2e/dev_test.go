@@ -39,6 +39,7 @@ spec:
 `
 
 func TestDev_servesTheProductAndKeepsProjectsAcrossARestart(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	dev := startDev(t, dataDir)
 	dev.waitReady()
@@ -183,6 +184,7 @@ func TestDev_servesTheProductAndKeepsProjectsAcrossARestart(t *testing.T) {
 }
 
 func TestDev_recoversFromAHardKillAndStopsCleanlyWhenInterruptedDuringStartup(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	dev := startDev(t, dataDir)
 	dev.waitReady()
@@ -232,6 +234,7 @@ func TestDev_recoversFromAHardKillAndStopsCleanlyWhenInterruptedDuringStartup(t 
 }
 
 func TestDev_refusesBadInputClearlyAndLeavesNothingRunning(t *testing.T) {
+	t.Parallel()
 	t.Run("port already in use", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -432,6 +435,7 @@ spec:
 // Under bastion dev a task runs as a local ` + "`bastion runner`" + ` process: the
 // repository is cloned, the script runs, and its exit decides the task.
 func TestDev_runsTasksThroughTheLocalLauncher(t *testing.T) {
+	t.Parallel()
 	repo := gittest.NewRepo(t)
 	repo.WriteFile("hello.sh", "#!/bin/bash\necho hello from bastion\n", true)
 	repo.WriteFile("broken.sh", "#!/bin/bash\necho about to fail\nexit 3\n", true)
@@ -523,6 +527,7 @@ func containsLine(lines []string, part string) bool {
 // waiting_confirmation through the runner's stream; a confirmation given
 // with kubectl reaches the runner, which applies.
 func TestDev_terraformWaitsForConfirmationAndApplies(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("terraform"); err != nil {
 		t.Fatal("terraform is not in PATH: `make test` puts the one `make terraform` builds there")
 	}
@@ -580,6 +585,7 @@ spec:
 // script floods its output: the store ends with exactly the printed lines,
 // none lost, none twice, in order.
 func TestDev_cutConnectionsLoseAndDuplicateNoLine(t *testing.T) {
+	t.Parallel()
 	repo := gittest.NewRepo(t)
 	repo.WriteFile("hello.sh", "#!/bin/bash\nfor i in $(seq 1 20000); do echo \"line $i\"; done\n", true)
 
@@ -649,6 +655,7 @@ func taskField(t *testing.T, kubeconfig, task, jsonpath string) string {
 // banner only warnings and errors: the manager's INFO lines (a controller
 // starting, a namespace created) go to the log file in the data dir.
 func TestDev_terminalShowsTheBannerLastAndTheLogFileHasTheRest(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	terminal := &lockedBuffer{} // stdout and stderr, in the order printed
 	dev := startDevWriting(t, dataDir, freePort(t), terminal, terminal)

@@ -12,6 +12,7 @@ import (
 // projects: with a limit of 1, a task of a second project waits while a
 // task of the first runs, starts only after it ended, and both succeed.
 func TestDev_globalLimitRunsOneTaskAtATimeAcrossProjects(t *testing.T) {
+	t.Parallel()
 	repo := gittest.NewRepo(t)
 	repo.WriteFile("slow.sh", "#!/bin/bash\necho begin\nsleep 4\necho end\n", true)
 	repo.Commit("slow")

@@ -19,6 +19,7 @@ import (
 // straight to the third replica gets every line once, in order, and the
 // task's update frames up to its final status.
 func TestHA_aClientOnAReplicaThatGetsNoBatchSeesEveryLineOnceInOrder(t *testing.T) {
+	t.Parallel()
 	h := startHA(t, 3)
 	a, b, c := h.managers[0], h.managers[1], h.managers[2]
 	h.proxy.only(a.url, b.url)

@@ -24,6 +24,7 @@ import (
 // kube-apiserver and one PostgreSQL: what one replica keeps, the others
 // see (docs/architecture.md, "State across replicas").
 func TestHAShared_stateAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	h := startHA(t, 3)
 	admin := h.signIn(h.managers[0].url)
 	repo := gittest.NewRepo(t)

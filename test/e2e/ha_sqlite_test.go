@@ -18,6 +18,7 @@ import (
 // the fix, and the first goes on serving. The lock goes with its process:
 // after a SIGKILL of the first, the next manager on that database starts.
 func TestSQLite_aSecondManagerOnTheSameDatabaseIsRefusedAtStart(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	m := newManagerProc(t, c)
 	m.start()

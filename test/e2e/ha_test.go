@@ -11,6 +11,7 @@ import (
 // them leading, each serving the API; a project made through one replica
 // is read through the others and through the proxy.
 func TestHA_threeManagersOnOneStoreServeOneProductAndOneLeads(t *testing.T) {
+	t.Parallel()
 	h := startHA(t, 3)
 	leader := h.waitLeader(30 * time.Second)
 	if n := len(h.followers()); n != 2 {

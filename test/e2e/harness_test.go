@@ -20,6 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/bastion-dev/bastion/internal/controlplane"
 )
 
@@ -28,11 +31,21 @@ var (
 	assetsDir  string
 )
 
+// Each test starts its own servers (bastion dev, managers, a control
+// plane, PostgreSQL) on free ports with temporary directories, and passes
+// environment variables to its processes rather than setting its own, so
+// the tests run in parallel (t.Parallel, -parallel of go test). The few
+// whose timing bounds leave little margin do not; Go runs them first, one
+// by one, and the parallel ones after them.
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
 func run(m *testing.M) int {
+	// envtest (startCluster) logs through controller-runtime; its messages
+	// are not the tests' concern (the control plane's own output goes to a
+	// file). Set once here: the tests run in parallel.
+	ctrllog.SetLogger(logr.Discard())
 	assetsDir = os.Getenv("KUBEBUILDER_ASSETS")
 	if assetsDir == "" {
 		assetsDir = controlplane.DefaultAssetsDir()
@@ -113,14 +126,36 @@ func startDevOnPort(t *testing.T, dataDir string, port int, args ...string) *dev
 	return startDevWriting(t, dataDir, port, &lockedBuffer{}, &lockedBuffer{}, args...)
 }
 
+// cleanGitEnv keeps the test machine's git configuration out of a
+// `bastion dev` and its runs.
+var cleanGitEnv = []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+
+// startDevEnv starts `bastion dev` with env added to the environment it
+// inherits and passes on to its runners. Unlike t.Setenv, it leaves the
+// test process's environment alone, so the test can run in parallel.
+func startDevEnv(t *testing.T, dataDir string, env []string, args ...string) *devProcess {
+	t.Helper()
+	return startDevFull(t, dataDir, freePort(t), env, &lockedBuffer{}, &lockedBuffer{}, args...)
+}
+
 // startDevWriting starts `bastion dev` with its stdout and stderr in the
 // buffers given; one buffer for both is the terminal, in the order printed.
 func startDevWriting(t *testing.T, dataDir string, port int, stdout, stderr *lockedBuffer, args ...string) *devProcess {
+	t.Helper()
+	return startDevFull(t, dataDir, port, nil, stdout, stderr, args...)
+}
+
+// startDevFull starts `bastion dev` on port, with env added to this
+// process's environment, writing to stdout and stderr.
+func startDevFull(t *testing.T, dataDir string, port int, env []string, stdout, stderr *lockedBuffer, args ...string) *devProcess {
 	t.Helper()
 	p := &devProcess{t: t, dataDir: dataDir, stdout: stdout, stderr: stderr, done: make(chan struct{})}
 	p.url = fmt.Sprintf("http://127.0.0.1:%d", port)
 	all := append([]string{"dev", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--data-dir", dataDir, "--assets", assetsDir}, args...)
 	p.cmd = exec.Command(bastionBin, all...)
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -16,9 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/bastion-dev/bastion/config/crd"
 	"github.com/bastion-dev/bastion/internal/gitremote/gittest"
@@ -59,9 +57,6 @@ type cluster struct {
 
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	// envtest logs through controller-runtime; its messages are not this
-	// test's concern (the control plane's own output goes to a file).
-	ctrllog.SetLogger(logr.Discard())
 	dir := t.TempDir()
 	crds, err := crd.CRDs()
 	if err != nil {

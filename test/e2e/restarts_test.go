@@ -15,6 +15,7 @@ import (
 // BASTION_SOAK=1 (make soak) runs the long version; BASTION_RESTART_SEED
 // repeats a schedule.
 func TestRestart_managerKilledAtRandomLosesNoLineAndRunsEveryTaskOnce(t *testing.T) {
+	t.Parallel()
 	const tasks = 20
 	kills, bursts := 10, 40 // 200 lines of 8 s or more per task
 	if soak() {
@@ -66,6 +67,7 @@ func TestRestart_managerKilledAtRandomLosesNoLineAndRunsEveryTaskOnce(t *testing
 // while tasks wait to start. The manager keeps its process; its controllers
 // resume, every task finishes, runs exactly once, and keeps every line.
 func TestRestart_kubeAPIServerRestartedDuringARunRunsEveryTaskExactlyOnce(t *testing.T) {
+	t.Parallel()
 	tasks, restarts, bursts := 10, 3, 30
 	if soak() {
 		tasks, restarts, bursts = 20, 15, 200

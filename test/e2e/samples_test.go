@@ -17,6 +17,7 @@ var orderingFailure = regexp.MustCompile(`^(template|repository|inventory|enviro
 // takes the template's task along, though `bastion dev` runs no garbage
 // collector: the cascade is the Template controller's.
 func TestDev_samplesApplyInOneStepAndKubectlDeleteCascades(t *testing.T) {
+	t.Parallel()
 	dev := startDev(t, t.TempDir())
 	dev.waitReady()
 	kubeconfig := dev.bannerValue("kubeconfig")

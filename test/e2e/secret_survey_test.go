@@ -13,6 +13,7 @@ import (
 // reaches the play, is masked in the output, and is found neither in the
 // task's API answer nor in any object kubectl can read once the run ended.
 func TestDev_aSecretSurveyAnswerReachesThePlayMaskedAndIsGoneAfter(t *testing.T) {
+	t.Parallel()
 	const canary = "canary-7c1e0-db-password"
 	repo := gittest.NewRepo(t)
 	repo.WriteFile("rotate.yml", `- hosts: all
