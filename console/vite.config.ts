@@ -1,5 +1,6 @@
-import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import react from '@vitejs/plugin-react';
 import type { Plugin as PostcssPlugin } from 'postcss';
 import { defineConfig, type Plugin } from 'vitest/config';
@@ -16,6 +17,54 @@ function keepDistPlaceholder(): Plugin {
     },
     closeBundle() {
       writeFileSync(resolve(outDir, '.keep'), '');
+    },
+  };
+}
+
+// Writes a gzip of every script, style sheet and catalog next to it, at the
+// highest level, once per build: the server sends it to browsers that accept
+// gzip (apiserver/console.go), and `npm run size` counts exactly these bytes.
+function gzipAssets(): Plugin {
+  let assets = '';
+  return {
+    name: 'bastion-gzip-assets',
+    apply: 'build',
+    configResolved(config) {
+      assets = resolve(config.root, config.build.outDir, config.build.assetsDir);
+    },
+    closeBundle() {
+      for (const name of readdirSync(assets)) {
+        if (!/\.(js|css|json|svg)$/.test(name)) continue;
+        const file = join(assets, name);
+        writeFileSync(`${file}.gz`, gzipSync(readFileSync(file), { level: 9 }));
+      }
+    },
+  };
+}
+
+// Writes which modules make up each chunk (their rendered size, before
+// gzip) to .vite/chunks.json: `npm run size` reads it to find the catalogs a
+// screen's code reads and, with --why, to say where a screen's bytes go.
+function chunkContents(): Plugin {
+  let root = '';
+  return {
+    name: 'bastion-chunk-contents',
+    apply: 'build',
+    configResolved(config) {
+      root = config.root + '/';
+    },
+    generateBundle(_options, bundle) {
+      const chunks: Record<string, Record<string, number>> = {};
+      for (const output of Object.values(bundle)) {
+        if (output.type !== 'chunk') continue;
+        chunks[output.fileName] = Object.fromEntries(
+          Object.entries(output.modules).map(([id, module]) => [
+            id.replace(/^.*\/node_modules\//, '').replace(root, '').replace(/^\0/, ''),
+            module.renderedLength,
+          ]),
+        );
+      }
+      this.emitFile({ type: 'asset', fileName: '.vite/chunks.json', source: JSON.stringify(chunks) });
     },
   };
 }
@@ -40,7 +89,7 @@ const apiServer = 'http://127.0.0.1:3000';
 
 export default defineConfig({
   base: '/',
-  plugins: [react(), keepDistPlaceholder()],
+  plugins: [react(), keepDistPlaceholder(), chunkContents(), gzipAssets()],
   css: { postcss: { plugins: [dropUnusedThemes()] } },
   build: { outDir: 'dist', assetsDir: 'assets', emptyOutDir: true, manifest: true },
   server: {
