@@ -126,8 +126,8 @@ test-packaging: envtest-assets $(GOTESTSUM) ## The Helm chart and config/default
 	cd test/packaging && go vet ./... && $(GOTESTSUM) --format testname -- -count=1 -timeout 30m ./...
 
 .PHONY: test-console
-test-console: console/node_modules/.package-lock.json ## Console type check and Vitest.
-	cd console && npm run typecheck && npm test
+test-console: console/node_modules/.package-lock.json console/dist/index.html ## Console type check, Vitest, and every screen's first load within 300 KB gzip (docs/benchmarks.md).
+	cd console && npm run typecheck && npm test && npm run size
 
 .PHONY: test-e2e
 test-e2e: envtest-assets $(TERRAFORM) $(BASTION) ## Playwright against `bastion dev` on a free port.

@@ -8,7 +8,7 @@ import { useViews } from '../views/useViews';
 import { appTitle } from './AppIcon';
 import { SelectField } from '../../components/SelectField';
 import { SurveyEditor } from './SurveyEditor';
-import { typeTitles } from './TemplateSettings';
+import { typeTitles } from './display';
 import type { TemplateType } from './types';
 import { useProjectOptions, type Named } from './useProjectOptions';
 import { useApps, useTemplates } from './useTemplates';
