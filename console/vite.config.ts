@@ -112,12 +112,30 @@ function dropRedHatIconSet(): Plugin {
   };
 }
 
+// PatternFly's table merges its cells' props with lodash's mergeWith, whose
+// helpers weigh about 6 KB gzip; the build uses src/vendor/mergeWith.ts,
+// which behaves the same on props (its test compares the two).
+function smallMergeWith(): Plugin {
+  let replacement = '';
+  return {
+    name: 'bastion-small-merge-with',
+    apply: 'build',
+    enforce: 'pre', // before Vite's resolver finds lodash's
+    configResolved(config) {
+      replacement = resolve(config.root, 'src/vendor/mergeWith.ts');
+    },
+    resolveId(source) {
+      return source === 'lodash/mergeWith' ? replacement : null;
+    },
+  };
+}
+
 // The Go server (`bastion dev`) listens here by default.
 const apiServer = 'http://127.0.0.1:3000';
 
 export default defineConfig({
   base: '/',
-  plugins: [react(), dropRedHatIconSet(), keepDistPlaceholder(), chunkContents(), gzipAssets()],
+  plugins: [react(), dropRedHatIconSet(), smallMergeWith(), keepDistPlaceholder(), chunkContents(), gzipAssets()],
   css: { postcss: { plugins: [dropUnusedPatternFlyRules()] } },
   build: { outDir: 'dist', assetsDir: 'assets', emptyOutDir: true, manifest: true },
   server: {
