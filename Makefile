@@ -138,8 +138,8 @@ test-packaging: envtest-assets $(GOTESTSUM) ## The Helm chart and config/default
 # After the console's build: both run tsc -b, which writes its build info,
 # and `make test` runs this beside Playwright, whose binary needs the build.
 .PHONY: test-console
-test-console: console/node_modules/.package-lock.json console/dist/index.html ## Console type check and Vitest.
-	cd console && npm run typecheck && npm test
+test-console: console/node_modules/.package-lock.json console/dist/index.html ## Console type check, Vitest, and every screen's first load within 300 KB gzip (docs/benchmarks.md).
+	cd console && npm run typecheck && npm test && npm run size
 
 .PHONY: test-e2e
 test-e2e: envtest-assets $(TERRAFORM) $(BASTION) ## Playwright against `bastion dev` on a free port.

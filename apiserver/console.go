@@ -1,15 +1,20 @@
 package apiserver
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
+	"mime"
 	"net/http"
 	"path"
 	"strings"
+	"time"
 )
 
 // consoleHandler serves the single-page console: files as they are, assets
-// with long cache lifetimes (their names carry a content hash), and
+// with long cache lifetimes (their names carry a content hash) and in gzip
+// when the build wrote one (console/vite.config.ts) and the browser takes
+// it, and
 // index.html for every other path so that client routes such as
 // /project/1/history survive a reload.
 type consoleHandler struct {
@@ -43,6 +48,11 @@ func (h *consoleHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		w.Header().Add("Vary", "Accept-Encoding")
+		if acceptsGzip(r) && h.isFile(name+".gz") {
+			h.serveGzipped(w, r, name)
+			return
+		}
 		http.ServeFileFS(w, r, h.files, name)
 		return
 	}
@@ -54,6 +64,25 @@ func (h *consoleHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	_, _ = w.Write(h.index)
+}
+
+// serveGzipped sends name's gzip file, which the build compressed once at
+// the highest level, rather than compressing on every request. The type is
+// the original file's: sniffing would see gzip.
+func (h *consoleHandler) serveGzipped(w http.ResponseWriter, r *http.Request, name string) {
+	body, err := fs.ReadFile(h.files, name+".gz")
+	if err != nil {
+		http.ServeFileFS(w, r, h.files, name)
+		return
+	}
+	contentType := mime.TypeByExtension(path.Ext(name))
+	if contentType == "" {
+		contentType = "application/octet-stream"
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Content-Encoding", "gzip")
+	// Embedded files carry no modification time; the hashed name is the version.
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(body))
 }
 
 func (h *consoleHandler) isFile(name string) bool {

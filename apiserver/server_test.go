@@ -1,7 +1,10 @@
 package apiserver
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,8 +15,11 @@ import (
 var builtConsole = fstest.MapFS{
 	"index.html":         {Data: []byte(`<!doctype html><div id="root"></div>`)},
 	"assets/app-1a2b.js": {Data: []byte(`console.log("app")`)},
-	"favicon.svg":        {Data: []byte(`<svg/>`)},
-	".keep":              {Data: nil},
+	// The build writes a gzip next to each asset (console/vite.config.ts).
+	"assets/app-1a2b.js.gz": {Data: gzipOf(`console.log("app")`)},
+	"assets/plain-3c4d.css": {Data: []byte(`body{}`)},
+	"favicon.svg":           {Data: []byte(`<svg/>`)},
+	".keep":                 {Data: nil},
 }
 
 func serve(t *testing.T, h http.Handler, method, path string) *httptest.ResponseRecorder {
@@ -89,6 +95,62 @@ func TestConsole_servesIndexForClientRoutesAndCachesAssets(t *testing.T) {
 	}
 	if rec := serve(t, h, http.MethodGet, "/favicon.svg"); rec.Code != http.StatusOK || rec.Body.String() != "<svg/>" {
 		t.Fatalf("top-level file = %d %q", rec.Code, rec.Body.String())
+	}
+}
+
+func gzipOf(text string) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write([]byte(text))
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+func TestConsole_sendsTheBuiltGzipToBrowsersThatTakeIt(t *testing.T) {
+	h := New(Options{Console: builtConsole})
+	get := func(path, acceptEncoding string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		if acceptEncoding != "" {
+			req.Header.Set("Accept-Encoding", acceptEncoding)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+
+	rec := get("/assets/app-1a2b.js", "gzip, deflate, br")
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Encoding") != "gzip" {
+		t.Fatalf("asset with Accept-Encoding gzip = %d, Content-Encoding %q", rec.Code, rec.Header().Get("Content-Encoding"))
+	}
+	if !bytes.Equal(rec.Body.Bytes(), builtConsole["assets/app-1a2b.js.gz"].Data) {
+		t.Fatal("the body is not the gzip the build wrote")
+	}
+	zr, err := gzip.NewReader(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain, err := io.ReadAll(zr); err != nil || string(plain) != `console.log("app")` {
+		t.Fatalf("decompressed = %q, %v", plain, err)
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/javascript") {
+		t.Errorf("Content-Type = %q, want the script's type, not gzip's", ct)
+	}
+	if vary := rec.Header().Get("Vary"); vary != "Accept-Encoding" {
+		t.Errorf("Vary = %q: a cache must not hand the gzip to a browser that did not ask for it", vary)
+	}
+	if cc := rec.Header().Get("Cache-Control"); !strings.Contains(cc, "immutable") {
+		t.Errorf("Cache-Control = %q", cc)
+	}
+
+	for _, accept := range []string{"", "identity", "gzip;q=0"} {
+		rec := get("/assets/app-1a2b.js", accept)
+		if rec.Header().Get("Content-Encoding") != "" || rec.Body.String() != `console.log("app")` {
+			t.Errorf("Accept-Encoding %q: got encoding %q, body %q, want the file as it is", accept, rec.Header().Get("Content-Encoding"), rec.Body.String())
+		}
+	}
+	// An asset without a gzip beside it goes as it is.
+	if rec := get("/assets/plain-3c4d.css", "gzip"); rec.Code != http.StatusOK || rec.Header().Get("Content-Encoding") != "" || rec.Body.String() != "body{}" {
+		t.Errorf("asset without .gz = %d, encoding %q, body %q", rec.Code, rec.Header().Get("Content-Encoding"), rec.Body.String())
 	}
 }
 

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import {
   Alert,
   Bullseye,
@@ -14,12 +14,14 @@ import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclam
 import { useTranslation } from 'react-i18next';
 import { errorMessage } from '../../api/errors';
 import { useProjectAccess } from '../../app/permissions';
-import { NewTaskDialog } from './NewTaskDialog';
 import { TaskActions } from './TaskActions';
 import { TaskDetails } from './TaskDetails';
 import { TaskOutputView } from './TaskOutputView';
 import { useTaskTemplate } from './useTemplate';
 import { useTask } from './useTasks';
+
+// Re-run's dialog (a form) loads when asked for, not with every log.
+const NewTaskDialog = lazy(async () => ({ default: (await import('./NewTaskDialog')).NewTaskDialog }));
 
 export interface TaskLogDialogProps {
   taskId: number;
@@ -39,7 +41,11 @@ export function TaskLogDialog({ taskId, onClose }: TaskLogDialogProps) {
   const [rerun, setRerun] = useState(false);
 
   if (rerun && task.data && template.data) {
-    return <NewTaskDialog template={template.data} rerunOf={task.data} onClose={() => setRerun(false)} />;
+    return (
+      <Suspense fallback={null}>
+        <NewTaskDialog template={template.data} rerunOf={task.data} onClose={() => setRerun(false)} />
+      </Suspense>
+    );
   }
   const name = task.data?.tpl_alias || template.data?.name;
   return (

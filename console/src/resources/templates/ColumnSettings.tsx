@@ -1,53 +1,27 @@
-import { useState } from 'react';
-import { Button, Checkbox, Modal, ModalBody, ModalFooter, ModalHeader, Stack } from '@patternfly/react-core';
+import { lazy, Suspense, useState } from 'react';
+import { Button } from '@patternfly/react-core';
 import ColumnsIcon from '@patternfly/react-icons/dist/esm/icons/columns-icon';
 import { useTranslation } from 'react-i18next';
-import { fixedColumns } from './columns';
+import type { ColumnSettingsDialogProps } from './ColumnSettingsDialog';
 
-interface ColumnSettingsProps {
-  columns: readonly string[];
-  /** English titles of the columns. */
-  titles: Record<string, string>;
-  hidden: string[];
-  onChange(hidden: string[]): void;
-}
+// The sheet (a modal with checkboxes) loads when first opened: the list
+// shows only its button.
+const ColumnSettingsDialog = lazy(async () => ({ default: (await import('./ColumnSettingsDialog')).ColumnSettingsDialog }));
 
-/**
- * The column settings sheet (docs/features.md §2): a checkbox per column; each change
- * applies at once and is kept in the browser by the caller.
- */
-export function ColumnSettings({ columns, titles, hidden, onChange }: ColumnSettingsProps) {
+/** The "Columns" button, which opens the column settings sheet. */
+export function ColumnSettings(props: Omit<ColumnSettingsDialogProps, 'onClose'>) {
   const { t } = useTranslation('templates');
   const [open, setOpen] = useState(false);
-  const toggle = (column: string, visible: boolean) =>
-    onChange(visible ? hidden.filter((c) => c !== column) : [...hidden, column]);
   return (
     <>
       <Button variant="secondary" icon={<ColumnsIcon />} onClick={() => setOpen(true)}>
         {t('Columns')}
       </Button>
-      <Modal variant="small" isOpen={open} onClose={() => setOpen(false)} aria-labelledby="column-settings-title">
-        <ModalHeader title={t('Column settings')} labelId="column-settings-title" />
-        <ModalBody>
-          <Stack hasGutter>
-            {columns.map((column) => (
-              <Checkbox
-                key={column}
-                id={`column-${column}`}
-                label={t(titles[column])}
-                isChecked={!hidden.includes(column)}
-                isDisabled={fixedColumns.includes(column)}
-                onChange={(_event, checked) => toggle(column, checked)}
-              />
-            ))}
-          </Stack>
-        </ModalBody>
-        <ModalFooter>
-          <Button variant="primary" onClick={() => setOpen(false)}>
-            {t('Done')}
-          </Button>
-        </ModalFooter>
-      </Modal>
+      {open && (
+        <Suspense fallback={null}>
+          <ColumnSettingsDialog {...props} onClose={() => setOpen(false)} />
+        </Suspense>
+      )}
     </>
   );
 }

@@ -1,12 +1,14 @@
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { Button, FormGroup, Label } from '@patternfly/react-core';
 import PencilAltIcon from '@patternfly/react-icons/dist/esm/icons/pencil-alt-icon';
 import PlusCircleIcon from '@patternfly/react-icons/dist/esm/icons/plus-circle-icon';
 import TrashIcon from '@patternfly/react-icons/dist/esm/icons/trash-icon';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { useTranslation } from 'react-i18next';
-import { SurveyVarDialog } from './SurveyVarDialog';
 import type { SurveyVar } from './types';
+
+// The variable's dialog loads when first opened, not with the editor.
+const SurveyVarDialog = lazy(async () => ({ default: (await import('./SurveyVarDialog')).SurveyVarDialog }));
 
 interface SurveyEditorProps {
   value: SurveyVar[];
@@ -69,7 +71,9 @@ export function SurveyEditor({ value, onChange, isDisabled }: SurveyEditorProps)
         {t('Add variable')}
       </Button>
       {editing !== undefined && (
-        <SurveyVarDialog variable={editing >= 0 ? value[editing] : undefined} onSave={save} onClose={() => setEditing(undefined)} />
+        <Suspense fallback={null}>
+          <SurveyVarDialog variable={editing >= 0 ? value[editing] : undefined} onSave={save} onClose={() => setEditing(undefined)} />
+        </Suspense>
       )}
     </FormGroup>
   );

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { Suspense, useState } from 'react';
 import {
   Breadcrumb,
   BreadcrumbItem,
@@ -25,7 +25,7 @@ import { errorMessage } from '../../api/errors';
 import { queryKeys } from '../../api/queryKeys';
 import { useNotify } from '../../app/Notifications';
 import { Permission, useProjectAccess } from '../../app/permissions';
-import { DeleteResourceDialog } from '../../components/DeleteResourceDialog';
+import { LazyDeleteResourceDialog as DeleteResourceDialog } from '../../components/lazyDialogs';
 import { TaskList } from '../tasks/TaskList';
 import { AppIcon } from './AppIcon';
 import { RunTemplateButton } from './RunTemplateButton';
@@ -135,13 +135,15 @@ export function TemplateDetail({ templateId, viewId }: { templateId: number; vie
         </StackItem>
       </Stack>
       {deleting && (
-        <DeleteResourceDialog
-          kind="template"
-          name={tpl.name}
-          path={`/project/${project.id}/templates/${tpl.id}`}
-          onDeleted={onDeleted}
-          onClose={() => setDeleting(false)}
-        />
+        <Suspense fallback={null}>
+          <DeleteResourceDialog
+            kind="template"
+            name={tpl.name}
+            path={`/project/${project.id}/templates/${tpl.id}`}
+            onDeleted={onDeleted}
+            onClose={() => setDeleting(false)}
+          />
+        </Suspense>
       )}
     </PageSection>
   );

@@ -1,5 +1,5 @@
 import { useContext } from 'react';
-import { FormGroup, FormSection, Grid, GridItem, Switch, TextArea } from '@patternfly/react-core';
+import { FormGroup, FormSection, Switch, TextArea } from '@patternfly/react-core';
 import { useTranslation } from 'react-i18next';
 import { CheckboxField, FieldError, FormDisabledContext, TextField } from '../../components/FormFields';
 import type { Errors } from '../../components/useLazyValidation';
@@ -8,11 +8,12 @@ import { useViews } from '../views/useViews';
 import { appTitle } from './AppIcon';
 import { SelectField } from '../../components/SelectField';
 import { SurveyEditor } from './SurveyEditor';
-import { typeTitles } from './TemplateSettings';
+import { typeTitles } from './display';
 import type { TemplateType } from './types';
 import { useProjectOptions, type Named } from './useProjectOptions';
 import { useApps, useTemplates } from './useTemplates';
 import type { TemplateField, TemplateFormValues } from './validation';
+import './TemplateFormFields.css';
 
 interface TemplateFormFieldsProps {
   values: TemplateFormValues;
@@ -52,14 +53,14 @@ export function TemplateFormFields({ values, set, errors, cronError, templateId 
   return (
     <>
       <FormSection title={t('Template')} titleElement="h2">
-        <Grid hasGutter md={6}>
-          <GridItem>
+        <div className="bastion-form-grid">
+          <div>
             <TextField id="template-name" label={t('Name')} value={values.name} onChange={(v) => set('name', v)} error={err('name')} isRequired autoFocus />
-          </GridItem>
-          <GridItem>
+          </div>
+          <div>
             <SelectField id="template-app" label={t('App')} value={values.app} onChange={(v) => set('app', v)} options={appIds.map((id) => ({ value: id, label: t(appTitle(id)) }))} />
-          </GridItem>
-          <GridItem>
+          </div>
+          <div>
             <SelectField
               id="template-type"
               label={t('Type')}
@@ -67,34 +68,34 @@ export function TemplateFormFields({ values, set, errors, cronError, templateId 
               onChange={(v) => set('type', v as TemplateType)}
               options={typeOrder.map((type) => ({ value: type, label: t(typeTitles[type]) }))}
             />
-          </GridItem>
-          <GridItem>
+          </div>
+          <div>
             <SelectField id="template-view" label={t('View')} value={values.viewId} onChange={(v) => set('viewId', v)} placeholder={t('No view')} emptyIsValue options={(views.data ?? []).map((v) => ({ value: String(v.id), label: v.title }))} isLoading={views.isPending} />
-          </GridItem>
-        </Grid>
+          </div>
+        </div>
         <FormGroup label={t('Description')} fieldId="template-description">
           <TextArea id="template-description" value={values.description} onChange={(_e, v) => set('description', v)} isDisabled={saving} resizeOrientation="vertical" rows={2} />
         </FormGroup>
       </FormSection>
 
       <FormSection title={t('What runs')} titleElement="h2">
-        <Grid hasGutter md={6}>
-          <GridItem>
+        <div className="bastion-form-grid">
+          <div>
             <SelectField id="template-repository" label={t('Repository')} value={values.repositoryId} onChange={(v) => set('repositoryId', v)} placeholder={t('Choose a repository')} {...repositories} error={err('repositoryId')} isRequired />
-          </GridItem>
-          <GridItem>
+          </div>
+          <div>
             <TextField id="template-playbook" label={t('Playbook filename')} value={values.playbook} onChange={(v) => set('playbook', v)} error={err('playbook')} isRequired placeholder="site.yml" helper={t('The path inside the repository.')} />
-          </GridItem>
-          <GridItem>
+          </div>
+          <div>
             <SelectField id="template-inventory" label={t('Inventory')} value={values.inventoryId} onChange={(v) => set('inventoryId', v)} placeholder={t('None')} emptyIsValue {...inventories} />
-          </GridItem>
-          <GridItem>
+          </div>
+          <div>
             <SelectField id="template-environment" label={t('Environment')} value={values.environmentId} onChange={(v) => set('environmentId', v)} placeholder={t('Choose an environment')} {...environments} error={err('environmentId')} isRequired />
-          </GridItem>
-          <GridItem>
+          </div>
+          <div>
             <SelectField id="template-vault-key" label={t('Vault key')} value={values.vaultKeyId} onChange={(v) => set('vaultKeyId', v)} placeholder={t('None')} emptyIsValue {...keys} />
-          </GridItem>
-        </Grid>
+          </div>
+        </div>
       </FormSection>
 
       {values.type === 'build' && (

@@ -2,10 +2,11 @@ import { lazy } from 'react';
 import { Navigate, Route, Routes, useLocation, useParams } from 'react-router-dom';
 import { Loading } from '../../app/lazyPages';
 import { Permission, useProjectAccess } from '../../app/permissions';
-import { TemplateList } from './TemplateList';
 
-// The detail and the editor load when opened, so the list (the screen
-// users open most) carries neither the form nor the schedules.
+// The list, the detail and the editor each load when opened: the list
+// (the screen users open most) carries neither the form nor the
+// schedules, and the detail and the editor do not carry the list's table.
+const TemplateList = lazy(async () => ({ default: (await import('./TemplateList')).TemplateList }));
 const TemplateDetail = lazy(async () => ({ default: (await import('./TemplateDetail')).TemplateDetail }));
 const TemplateEditor = lazy(async () => ({ default: (await import('./TemplateEditor')).TemplateEditor }));
 
@@ -36,7 +37,14 @@ function ViewTemplateRoutes() {
 function TemplatePages({ viewId }: { viewId?: number }) {
   return (
     <Routes>
-      <Route index element={<TemplateList key={viewId ?? 'all'} viewId={viewId} />} />
+      <Route
+        index
+        element={
+          <Loading>
+            <TemplateList key={viewId ?? 'all'} viewId={viewId} />
+          </Loading>
+        }
+      />
       <Route path="new" element={<NewTemplate />} />
       <Route path="new/edit" element={<Editor />} />
       <Route path=":templateId" element={<Detail viewId={viewId} />} />

@@ -4,11 +4,10 @@ import { useTranslation } from 'react-i18next';
 import { useProjectAccess } from '../../app/permissions';
 import { useViews } from '../views/useViews';
 import { appTitle } from './AppIcon';
-import type { Template, TemplateType } from './types';
+import { typeTitles } from './display';
+import type { Template } from './types';
 import { useNames } from './useProjectOptions';
 import { useTemplates } from './useTemplates';
-
-export const typeTitles: Record<TemplateType, string> = { '': 'Task', build: 'Build', deploy: 'Deploy' };
 
 /** A template's settings, as the editor sets them, read-only. */
 export function TemplateSettings({ template }: { template: Template }) {

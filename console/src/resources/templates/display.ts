@@ -6,6 +6,9 @@ import type { Template, TemplateType } from './types';
 
 export const NOT_LAUNCHED = 'Not launched';
 
+/** English names of the template types (the editor and the detail show them). */
+export const typeTitles: Record<TemplateType, string> = { '': 'Task', build: 'Build', deploy: 'Deploy' };
+
 /** The last task's status, or undefined when the template never ran. */
 export function lastStatus(template: Template): TaskStatus | undefined {
   return template.last_task?.status;

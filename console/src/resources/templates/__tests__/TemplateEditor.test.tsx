@@ -1,11 +1,18 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { stubApi, type Answer } from '../../../test/api';
 import { admin, project } from '../../../test/fixtures';
 import { inProject } from '../../../test/project';
 import { renderWithProviders } from '../../../test/render';
 import { TemplateRoutes } from '../TemplateRoutes';
 import { template } from './fixtures';
+
+// The editor loads lazily. Its modules are transformed once here, so that the
+// first test waits for the editor's behaviour rather than for that transform,
+// which takes seconds on a loaded machine and outlasted findBy's 5 s.
+beforeAll(async () => {
+  await import('../TemplateEditor');
+}, 60_000);
 
 const infra = project(1, 'Infra');
 const reads: Record<string, Answer> = {
