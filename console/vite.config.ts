@@ -85,7 +85,17 @@ const unusedTableFeature =
   /\.pf-(v6-c-table__(favorite|inline-edit|draggable|toggle-icon-inner--tree)|m-(tree-view|favorite|favorited|nested-column-header|inline-editable|ghost-row|drag-over|draggable))\b/;
 const notificationDrawer = /\.pf-v6-c-drawer/;
 const flexBreakpointVariant = /\.pf-v6-l-flex\b.*-on-(sm|md|lg|xl|2xl)\b/;
-const unused = [unusedTheme, unusedTableFeature, notificationDrawer, flexBreakpointVariant];
+// - button, menu toggle, nav and masthead modifiers that only props the
+//   console never passes turn on (isSettings, isCircle, isDocked, isFavorite,
+//   size="lg", the stateful variant; grep src for them), and the docked
+//   page layout (Page's dockContent) that they serve;
+// - label colours and kinds no Label of the console takes: it uses blue,
+//   green, grey, orange, purple and red (tasks/status.ts, TemplateSchedules,
+//   SurveyEditor), no status prop, nothing editable or "add". A Label given
+//   another colour would show uncoloured: add it here first.
+const unusedModifier =
+  /\.pf-v6-c-(button|menu-toggle|nav|masthead)\.pf-m-(stateful|settings|circle|docked|text-expanded|display-lg|favorite|favorited)\b|\.pf-v6-c-(page|compass)__dock\b|\.pf-v6-c-label\.pf-m-(teal|yellow|orangered|success|warning|danger|info|custom|editable|editable-active|add)\b/;
+const unused = [unusedTheme, unusedTableFeature, notificationDrawer, flexBreakpointVariant, unusedModifier];
 function dropUnusedPatternFlyRules(): PostcssPlugin {
   return {
     postcssPlugin: 'bastion-drop-unused-patternfly-rules',

@@ -1,6 +1,6 @@
 // Shared steps of the end-to-end tests: calls to the real API to set the
 // scene, and the few clicks every test needs (sign in, open the drawer).
-import { expect, request, type APIRequestContext, type Page, type TestInfo } from '@playwright/test';
+import { expect, request, type APIRequestContext, type Locator, type Page, type TestInfo } from '@playwright/test';
 
 export const admin = { username: 'admin', password: process.env.BASTION_ADMIN_PASSWORD ?? '' };
 
@@ -72,4 +72,17 @@ export async function openDrawer(page: Page) {
 
 export async function screenshot(page: Page, testInfo: TestInfo, name: string) {
   await page.screenshot({ path: testInfo.outputPath(`${name}.png`), fullPage: true });
+}
+
+/**
+ * Clicks, and checks that the snackbar `text` showed. A snackbar lives 3
+ * seconds (docs/features.md §8), and on a busy machine the click itself
+ * (Playwright waits for the page to settle after it) can use most of them:
+ * the wait for the snackbar starts before the click, so it cannot miss one
+ * that came and went while the click was still returning.
+ */
+export async function clickAndSeeSnackbar(page: Page, button: Locator, text: string) {
+  const shown = page.getByText(text).waitFor({ state: 'visible', timeout: 30_000 });
+  await button.click();
+  await shown;
 }

@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { readFileSync } from 'node:fs';
-import { addMember, admin, apiAs, createProject, createUser, openDrawer, screenshot, unique, useSession } from './helpers';
+import { addMember, admin, apiAs, clickAndSeeSnackbar, createProject, createUser, openDrawer, screenshot, unique, useSession } from './helpers';
 
 test('creates a project and opens it', async ({ page, baseURL }, testInfo) => {
   const api = await apiAs(baseURL!, admin.username, admin.password);
@@ -14,9 +14,7 @@ test('creates a project and opens it', async ({ page, baseURL }, testInfo) => {
   await page.getByLabel('Max parallel tasks').fill('x');
   await expect(page.getByText('Must be integer')).toBeVisible();
   await page.getByLabel('Max parallel tasks').fill('2');
-  await page.getByRole('button', { name: 'Create', exact: true }).click();
-
-  await expect(page.getByText(`Project ${name} created`)).toBeVisible();
+  await clickAndSeeSnackbar(page, page.getByRole('button', { name: 'Create', exact: true }), `Project ${name} created`);
   await expect(page).toHaveURL(/\/project\/\d+\/history$/);
   await openDrawer(page);
   await expect(page.getByTestId('project-switcher')).toContainText(name);
@@ -34,9 +32,7 @@ test('creates a demo project with the demo content', async ({ page, baseURL }, t
 
   await page.goto('/project/new');
   await page.getByLabel(/^Project name/).fill(name);
-  await page.getByRole('button', { name: 'Create Demo Project' }).click();
-
-  await expect(page.getByText(`Project ${name} created`)).toBeVisible();
+  await clickAndSeeSnackbar(page, page.getByRole('button', { name: 'Create Demo Project' }), `Project ${name} created`);
   await expect(page).toHaveURL(/\/project\/\d+\/history$/);
   const id = Number(/\/project\/(\d+)\//.exec(page.url())![1]);
   const templates = await api.get(`/api/project/${id}/templates`);
@@ -109,12 +105,10 @@ test('edits and deletes a project from its settings', async ({ page, baseURL }, 
 
   await page.goto(`/project/${project.id}/settings`);
   await page.getByLabel(/^Project name/).fill(`${project.name}-renamed`);
-  await page.getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByText(`Project ${project.name}-renamed saved`)).toBeVisible();
+  await clickAndSeeSnackbar(page, page.getByRole('button', { name: 'Save' }), `Project ${project.name}-renamed saved`);
 
   await page.getByRole('button', { name: 'Delete project' }).click();
-  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
-  await expect(page.getByText(`Project ${project.name}-renamed deleted`)).toBeVisible();
+  await clickAndSeeSnackbar(page, page.getByRole('dialog').getByRole('button', { name: 'Delete' }), `Project ${project.name}-renamed deleted`);
   // The first remaining project, by name as the switcher lists them, is selected.
   const projects: { id: number; name: string }[] = await (await api.get('/api/projects')).json();
   expect(projects.map((p) => p.id).sort()).toEqual([keep.id, first.id].sort());

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { admin, apiAs, screenshot, unique, useSession } from './helpers';
+import { admin, apiAs, clickAndSeeSnackbar, screenshot, unique, useSession } from './helpers';
 
 test('an admin creates, edits and deletes a user', async ({ page, baseURL }, testInfo) => {
   const api = await apiAs(baseURL!, admin.username, admin.password);
@@ -17,8 +17,7 @@ test('an admin creates, edits and deletes a user', async ({ page, baseURL }, tes
   await dialog.getByLabel(/^Username/).fill(username);
   await dialog.getByLabel(/^Email/).fill(`${username}@example.com`);
   await dialog.getByLabel(/^Password/).fill('pw-carol-1');
-  await dialog.getByRole('button', { name: 'Create' }).click();
-  await expect(page.getByText(`User ${username} created`)).toBeVisible();
+  await clickAndSeeSnackbar(page, dialog.getByRole('button', { name: 'Create' }), `User ${username} created`);
   const row = page.getByRole('row').filter({ hasText: username });
   await expect(row).toContainText('Carol Danvers');
 
@@ -26,15 +25,13 @@ test('an admin creates, edits and deletes a user', async ({ page, baseURL }, tes
   await page.getByRole('menuitem', { name: 'Edit' }).click();
   await page.getByRole('dialog').getByLabel(/^Name/).fill('Carol Marvel');
   await page.getByRole('dialog').getByLabel('Send alerts').check();
-  await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByText(`User ${username} saved`)).toBeVisible();
+  await clickAndSeeSnackbar(page, page.getByRole('dialog').getByRole('button', { name: 'Save' }), `User ${username} saved`);
   await expect(row).toContainText('Carol Marvel');
   await expect(row.getByRole('img', { name: 'Alert' })).toBeVisible();
 
   await row.getByRole('button', { name: `Actions for ${username}` }).click();
   await page.getByRole('menuitem', { name: 'Delete' }).click();
-  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
-  await expect(page.getByText(`User ${username} deleted`)).toBeVisible();
+  await clickAndSeeSnackbar(page, page.getByRole('dialog').getByRole('button', { name: 'Delete' }), `User ${username} deleted`);
   await expect(page.getByRole('row').filter({ hasText: username })).toHaveCount(0);
 
   const users: { username: string }[] = await (await api.get('/api/users')).json();
