@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +23,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/bastion-dev/bastion/internal/controlplane"
+	"github.com/bastion-dev/bastion/internal/testport"
 )
 
 var (
@@ -103,15 +103,15 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// freePort returns a TCP port on 127.0.0.1 for a server the test starts
+// (see testport: not from the kernel's ephemeral range).
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testport.Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // startDev starts `bastion dev` with extra arguments; it does not wait.

@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -27,6 +26,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/bastion-dev/bastion/internal/testport"
 )
 
 // Server is one PostgreSQL cluster. Its methods are not safe for concurrent
@@ -225,13 +226,11 @@ func (s *Server) waitReady() error {
 	}
 }
 
+// freePort is a port for postgres to bind, which it does a while later:
+// testport keeps it out of the range where the kernel hands out ports to
+// the other tests' listeners and connections meanwhile.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("pgtest: find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return testport.Free()
 }
 
 func (s *Server) logTail() string {
