@@ -100,14 +100,13 @@ func (s *Streamer) WaitConfirmation(ctx context.Context) error {
 func (s *Streamer) Line(at time.Time, text string) {
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	s.mu.Lock()
-	if len(text) <= runproto.MaxLineBytes {
-		s.nextSeq++ // most lines: no slice of one piece to allocate
-		s.pending = append(s.pending, runproto.Line{Seq: s.nextSeq, Time: at.UTC(), Output: text})
-	} else {
-		for _, piece := range splitLine(text, runproto.MaxLineBytes) {
-			s.nextSeq++
-			s.pending = append(s.pending, runproto.Line{Seq: s.nextSeq, Time: at.UTC(), Output: piece})
-		}
+	pieces := []string{text} // most lines: one piece, and this slice stays on the stack
+	if len(text) > runproto.MaxLineBytes {
+		pieces = splitLine(text, runproto.MaxLineBytes)
+	}
+	for _, piece := range pieces {
+		s.nextSeq++
+		s.pending = append(s.pending, runproto.Line{Seq: s.nextSeq, Time: at.UTC(), Output: piece})
 	}
 	full := len(s.pending) >= s.MaxBatch
 	s.echoLine(text)
