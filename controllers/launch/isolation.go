@@ -143,7 +143,8 @@ func ReachableByOthers(dir string) bool {
 // the kill, a file somewhere the run could write) meets the next run of
 // another task. A manager starts at a random place in the range, so that
 // one restarted does not hand out again the ids its predecessor just
-// used. l.mu must be held, so that two starts cannot pick the same one.
+// used. l.mu must be held, so that two starts cannot pick the same one;
+// an id claimed by a start still writing its directory counts as taken.
 func (l *LocalLauncher) allocateUser() (uint32, error) {
 	taken := map[uint32]bool{}
 	entries, _ := os.ReadDir(l.baseDir())
@@ -153,6 +154,9 @@ func (l *LocalLauncher) allocateUser() (uint32, error) {
 		}
 	}
 	for uid := range processUsers() {
+		taken[uid] = true
+	}
+	for uid := range l.claimedUsers {
 		taken[uid] = true
 	}
 	last := l.lastUser

@@ -56,10 +56,15 @@ type LocalLauncher struct {
 	// PrepareBase must be called before the first run.
 	Users *RunUsers
 
-	mu      sync.Mutex
-	runs    map[string]*localRun
-	events  chan event.GenericEvent
-	cleaned bool // half-started directories of an earlier process removed
+	mu   sync.Mutex
+	runs map[string]*localRun
+	// starting holds the runs whose Start is writing their inputs, outside
+	// mu; claimedUsers the user ids those starts took, which no directory
+	// shows yet.
+	starting     map[string]bool
+	claimedUsers map[uint32]bool
+	events       chan event.GenericEvent
+	cleaned      bool // half-started directories of an earlier process removed
 	// lastUser is the id last handed to an isolated run (see allocateUser).
 	lastUser uint32
 }
@@ -155,70 +160,119 @@ func (l *LocalLauncher) lookup(run Run) (*localRun, error) {
 	return r, nil
 }
 
-// Start writes the inputs and starts the runner.
+// Start writes the inputs and starts the runner. Runs start concurrently:
+// l.mu is held only to claim the run and its user id and to record the
+// started run, not while the Secrets are read, the inputs written and the
+// process started, which is most of a start (a burst of tasks would
+// otherwise start one at a time).
 func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	l.mu.Lock()
+	claim, err := l.claim(run)
+	l.mu.Unlock()
+	if err != nil || claim == nil {
+		return err
+	}
+	r, err := l.launch(ctx, run, claim)
+	l.mu.Lock()
 	defer l.mu.Unlock()
+	delete(l.starting, runKey(run))
+	delete(l.claimedUsers, claim.uid)
+	if err != nil {
+		return err
+	}
+	l.runs[runKey(run)] = r
+	return nil
+}
+
+// startClaim is what Start took under l.mu for one run.
+type startClaim struct {
+	uid    uint32 // the run's own user (isolated runs); 0 otherwise
+	events chan event.GenericEvent
+}
+
+// claim decides whether run is to be started, and if so marks it as being
+// started and picks its user. nil when it started already. l.mu must be
+// held.
+func (l *LocalLauncher) claim(run Run) (*startClaim, error) {
 	if l.runs == nil {
 		l.runs = map[string]*localRun{}
 	}
+	if l.starting == nil {
+		l.starting, l.claimedUsers = map[string]bool{}, map[uint32]bool{}
+	}
+	// Once, before the first run of this process stages a directory: after
+	// it, every staging directory is a live start of this process.
 	l.removeHalfDone()
+	key := runKey(run)
+	if l.starting[key] {
+		// The reconciler never starts one task twice at once; if that
+		// changed, the second start must not race the first.
+		return nil, fmt.Errorf("the run %s is being started", run.Name)
+	}
 	r, err := l.lookup(run)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if r != nil {
 		if r.cmd != nil || !r.neverStarted() {
-			return nil // started already, by this process or an earlier one
+			return nil, nil // started already, by this process or an earlier one
 		}
 		// The earlier manager died after naming the directory and before
 		// the runner started: nothing ran, so it starts now.
-		delete(l.runs, runKey(run))
+		delete(l.runs, key)
 		if err := removeDir(r.dir); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	c := &startClaim{events: l.events}
+	if l.Users != nil {
+		if c.uid, err = l.allocateUser(); err != nil {
+			return nil, err
+		}
+		// Not yet written in a directory that allocateUser reads.
+		l.claimedUsers[c.uid] = true
+	}
+	l.starting[key] = true
+	return c, nil
+}
 
+// launch writes the run's inputs in a staging directory, names it for the
+// run and starts the runner. It runs without l.mu: the run is claimed.
+func (l *LocalLauncher) launch(ctx context.Context, run Run, claim *startClaim) (*localRun, error) {
+	uid := claim.uid
 	dir := l.runDir(run)
 	if err := removeDir(dir); err != nil { // no lock file: no run, only debris
-		return err
+		return nil, err
 	}
 	staging, err := os.MkdirTemp(l.baseDir(), startingPrefix) // mode 0700
 	if err != nil {
-		return fmt.Errorf("creating the run directory: %w", err)
-	}
-	var uid uint32
-	if l.Users != nil {
-		if uid, err = l.allocateUser(); err != nil {
-			_ = os.RemoveAll(staging)
-			return err
-		}
+		return nil, fmt.Errorf("creating the run directory: %w", err)
 	}
 	if err := l.writeInputs(ctx, run, staging); err != nil {
 		_ = os.RemoveAll(staging)
-		return err
+		return nil, err
 	}
 	if l.Users != nil {
 		if err := isolate(staging, dir, uid); err != nil {
 			_ = os.RemoveAll(staging)
-			return err
+			return nil, err
 		}
 	}
 	lock, err := os.OpenFile(filepath.Join(staging, lockFile), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		_ = os.RemoveAll(staging)
-		return err
+		return nil, err
 	}
 	defer lock.Close() // the runner keeps its own copy, and with it the lock
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = os.RemoveAll(staging)
-		return fmt.Errorf("locking the run directory: %w", err)
+		return nil, fmt.Errorf("locking the run directory: %w", err)
 	}
 	// Named for the task only once complete, so that a restart never finds
 	// half-written inputs under the run's name.
 	if err := os.Rename(staging, dir); err != nil {
 		_ = os.RemoveAll(staging)
-		return err
+		return nil, err
 	}
 
 	command := l.Command
@@ -226,7 +280,7 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 		self, err := os.Executable()
 		if err != nil {
 			_ = removeDir(dir)
-			return err
+			return nil, err
 		}
 		command = []string{self, "runner"}
 	}
@@ -251,7 +305,7 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 		f, err := os.OpenFile(filepath.Join(dir, logFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			_ = removeDir(dir)
-			return err
+			return nil, err
 		}
 		defer f.Close()
 		out = f
@@ -272,16 +326,16 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 	}
 	if err := l.startProcess(cmd); err != nil {
 		_ = removeDir(dir)
-		return fmt.Errorf("starting the runner: %w", err)
+		return nil, fmt.Errorf("starting the runner: %w", err)
 	}
 	if err := writeFileAtomic(filepath.Join(dir, pidFile), strconv.Itoa(cmd.Process.Pid)+"\n"); err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 		_ = removeDir(dir)
-		return err
+		return nil, err
 	}
-	r = &localRun{cmd: cmd, pid: cmd.Process.Pid, dir: dir, uid: uid, done: make(chan struct{})}
-	events, task := l.events, run.Task.DeepCopy()
+	r := &localRun{cmd: cmd, pid: cmd.Process.Pid, dir: dir, uid: uid, done: make(chan struct{})}
+	events, task := claim.events, run.Task.DeepCopy()
 	go func() {
 		r.err = cmd.Wait()
 		close(r.done)
@@ -289,14 +343,14 @@ func (l *LocalLauncher) Start(ctx context.Context, run Run) error {
 			events <- event.GenericEvent{Object: task}
 		}
 	}()
-	l.runs[runKey(run)] = r
-	return nil
+	return r, nil
 }
 
 // removeHalfDone removes, once, the directories an earlier process left
 // when it died writing a run's inputs (they hold secrets) or removing a
-// run. l.mu must be held: Start stages its own directories under it, so
-// none of this process's is in the middle of being written.
+// run. l.mu must be held. It runs before this process's first start
+// claims a run (and so stages a directory), and never again, so it never
+// removes a directory that a start of this process is writing.
 func (l *LocalLauncher) removeHalfDone() {
 	if l.cleaned {
 		return
