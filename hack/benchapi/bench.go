@@ -39,7 +39,7 @@ func ended(status string) bool {
 
 // benchStarts is P1: n bash tasks posted at once; the time until every one
 // is seen started, and until every one is seen ended.
-func benchStarts(ctx context.Context, api *apiClient, p project, reps, n int) error {
+func benchStarts(ctx context.Context, api *apiClient, p project, reps, n int, serverCPU func() time.Duration) error {
 	tpl, err := api.newBashTemplate(ctx, p, "Short", shortScript)
 	if err != nil {
 		return err
@@ -47,13 +47,14 @@ func benchStarts(ctx context.Context, api *apiClient, p project, reps, n int) er
 	fmt.Printf("\nP1: %d bash tasks (sleep 0.02) posted at once; polled every %s\n", n, pollEvery)
 	var starts, ends []time.Duration
 	for rep := 1; rep <= reps; rep++ {
+		cpu0 := serverCPU()
 		allStarted, allEnded, err := startsOnce(ctx, api, p, tpl, n)
 		if err != nil {
 			return err
 		}
 		starts, ends = append(starts, allStarted), append(ends, allEnded)
-		fmt.Printf("  run %d: all started %7s (%5.1f starts/s), all ended %7s\n",
-			rep, ms(allStarted), rate(n, allStarted), ms(allEnded))
+		fmt.Printf("  run %d: all started %7s (%5.1f starts/s), all ended %7s; server CPU %.1f ms per task\n",
+			rep, ms(allStarted), rate(n, allStarted), ms(allEnded), perItem(serverCPU()-cpu0, n))
 	}
 	best, median := bestMedian(starts)
 	bestEnd, medianEnd := bestMedian(ends)
@@ -115,7 +116,7 @@ func startsOnce(ctx context.Context, api *apiClient, p project, tpl int64, n int
 // benchOutput is P2: one bash task printing n lines; the time from
 // POST /tasks until GET .../output holds every line, read on as it grows
 // (?offset=), each line checked: none lost, none reordered.
-func benchOutput(ctx context.Context, api *apiClient, p project, reps, n int) error {
+func benchOutput(ctx context.Context, api *apiClient, p project, reps, n int, serverCPU func() time.Duration) error {
 	tpl, err := api.newBashTemplate(ctx, p, "Lines", linesScript)
 	if err != nil {
 		return err
@@ -123,12 +124,13 @@ func benchOutput(ctx context.Context, api *apiClient, p project, reps, n int) er
 	fmt.Printf("\nP2: one bash task printing %d lines (seq); polled every %s\n", n, pollEvery)
 	var times []time.Duration
 	for rep := 1; rep <= reps; rep++ {
-		d, err := outputOnce(ctx, api, p, tpl, n)
+		d, cpu, err := outputOnce(ctx, api, p, tpl, n, serverCPU)
 		if err != nil {
 			return err
 		}
 		times = append(times, d)
-		fmt.Printf("  run %d: every line in /output after %7s (%8.0f lines/s end to end)\n", rep, ms(d), rate(n, d))
+		fmt.Printf("  run %d: every line in /output after %7s (%8.0f lines/s end to end); server CPU %.1f ms per 1,000 lines\n",
+			rep, ms(d), rate(n, d), perItem(cpu, n)*1000)
 	}
 	best, median := bestMedian(times)
 	fmt.Printf("  best:   %7s (%8.0f lines/s)\n", ms(best), rate(n, best))
@@ -140,17 +142,19 @@ type outputLine struct {
 	Output string `json:"output"`
 }
 
-func outputOnce(ctx context.Context, api *apiClient, p project, tpl int64, n int) (time.Duration, error) {
-	t0 := time.Now()
+// outputOnce also gives the CPU time the server used until then (the
+// runner's included).
+func outputOnce(ctx context.Context, api *apiClient, p project, tpl int64, n int, serverCPU func() time.Duration) (time.Duration, time.Duration, error) {
+	t0, cpu0 := time.Now(), serverCPU()
 	var t task
 	if err := api.do(ctx, "POST", p.path+"/tasks", map[string]any{"template_id": tpl}, http.StatusCreated, &t); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	taskPath := p.path + "/tasks/" + strconv.FormatInt(t.ID, 10)
 	got, scriptLines := 0, 0 // lines read; the script's among them
 	for deadline := t0.Add(5 * time.Minute); scriptLines < n; {
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("task %d: %d of %d lines after 5 minutes", t.ID, scriptLines, n)
+			return 0, 0, fmt.Errorf("task %d: %d of %d lines after 5 minutes", t.ID, scriptLines, n)
 		}
 		path := taskPath + "/output"
 		if got > 0 {
@@ -158,18 +162,18 @@ func outputOnce(ctx context.Context, api *apiClient, p project, tpl int64, n int
 		}
 		var lines []outputLine
 		if err := api.do(ctx, "GET", path, nil, http.StatusOK, &lines); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if err := checkLines(lines, &scriptLines); err != nil {
-			return 0, fmt.Errorf("task %d: %w", t.ID, err)
+			return 0, 0, fmt.Errorf("task %d: %w", t.ID, err)
 		}
 		got += len(lines)
 		if len(lines) == 0 {
 			time.Sleep(pollEvery)
 		}
 	}
-	elapsed := time.Since(t0)
-	return elapsed, checkWholeOutput(ctx, api, p, taskPath, n)
+	elapsed, cpu := time.Since(t0), serverCPU()-cpu0
+	return elapsed, cpu, checkWholeOutput(ctx, api, p, taskPath, n)
 }
 
 // checkWholeOutput, untimed: the task succeeded, and the whole log, read
@@ -245,7 +249,7 @@ func benchTemplates(ctx context.Context, api *apiClient, p project, n, reads int
 	fmt.Printf("  %d creates in %s: %.0f creates/s; per create p50 %s, p90 %s, p99 %s, max %s\n", n, ms(total), rate(n, total),
 		ms(pct(lat, 50)), ms(pct(lat, 90)), ms(pct(lat, 99)), ms(lat[len(lat)-1]))
 	if cpu > 0 {
-		fmt.Printf("  server CPU (bastion dev, etcd, kube-apiserver): %s, %.1f ms per create\n", ms(cpu), float64(cpu.Microseconds())/1000/float64(n))
+		fmt.Printf("  server CPU (bastion dev, etcd, kube-apiserver): %s, %.1f ms per create\n", ms(cpu), perItem(cpu, n))
 	}
 
 	var list []idOnly
@@ -343,3 +347,6 @@ func failedTask(ctx context.Context, api *apiClient, p project, id int64, status
 	}
 	return fmt.Errorf("task %d ended %s; its output ends:\n%s", id, status, strings.Join(out, "\n"))
 }
+
+// perItem is d per item in milliseconds.
+func perItem(d time.Duration, n int) float64 { return float64(d.Microseconds()) / 1000 / float64(n) }

@@ -95,8 +95,8 @@ func run(ctx context.Context, bin string, keep bool, p plan) (err error) {
 		return err
 	}
 	steps := map[string]func() error{
-		"p1": func() error { return benchStarts(ctx, api, proj, p.reps, p.tasks) },
-		"p2": func() error { return benchOutput(ctx, api, proj, p.reps, p.lines) },
+		"p1": func() error { return benchStarts(ctx, api, proj, p.reps, p.tasks, dev.cpu) },
+		"p2": func() error { return benchOutput(ctx, api, proj, p.reps, p.lines, dev.cpu) },
 		"p3": func() error { return benchTemplates(ctx, api, proj3, p.templates, p.reads, dev.cpu) },
 	}
 	for _, name := range []string{"p1", "p2", "p3"} {

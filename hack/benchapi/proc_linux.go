@@ -37,7 +37,8 @@ func runnersUnder(dir string) []int {
 
 // treeCPU is the CPU time (user and system) the process root and its
 // descendants have used so far: bastion dev, its etcd and kube-apiserver,
-// and its runners. On a loaded machine a measure's wall time says as much
+// and its runners, those that ended included (a process that waited for a
+// child holds the child's time, and its children's, in cutime and cstime). On a loaded machine a measure's wall time says as much
 // about the neighbours as about the server; its CPU time does not.
 func treeCPU(root int) time.Duration {
 	entries, _ := os.ReadDir("/proc")
@@ -56,13 +57,16 @@ func treeCPU(root int) time.Duration {
 		// may hold spaces: state ppid ... utime (14th field) stime (15th).
 		end := bytes.LastIndexByte(stat, ')')
 		fields := strings.Fields(string(stat[end+1:]))
-		if len(fields) < 13 {
+		if len(fields) < 15 {
 			continue
 		}
 		ppid, _ := strconv.Atoi(fields[1])
-		utime, _ := strconv.ParseInt(fields[11], 10, 64)
-		stime, _ := strconv.ParseInt(fields[12], 10, 64)
-		parent[pid], ticks[pid] = ppid, utime+stime
+		var sum int64
+		for _, f := range fields[11:15] { // utime stime cutime cstime
+			n, _ := strconv.ParseInt(f, 10, 64)
+			sum += n
+		}
+		parent[pid], ticks[pid] = ppid, sum
 	}
 	var total int64
 	for pid, t := range ticks {
