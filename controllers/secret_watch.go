@@ -130,6 +130,27 @@ func (w *SecretWatches) Watching(ns string) bool {
 	return ok
 }
 
+// Cached is the metadata of Secret ns/name as namespace ns's watch last
+// saw it; false when the namespace is not watched, its watch has not
+// listed yet, or the Secret is not (yet) in it. The answer may be a moment
+// old: a caller that must not act on a Secret that was just deleted, or
+// miss one that was just made, reads the apiserver on false (see
+// TaskReconciler.getSecretMetadata).
+func (w *SecretWatches) Cached(ns, name string) (*metav1.PartialObjectMetadata, bool) {
+	w.mu.Lock()
+	kw, ok := w.watching[ns]
+	w.mu.Unlock()
+	if !ok || kw.stop == nil || !kw.informer.HasSynced() {
+		return nil, false
+	}
+	obj, found, err := kw.informer.GetStore().GetByKey(ns + "/" + name)
+	if err != nil || !found {
+		return nil, false
+	}
+	secret, ok := obj.(*metav1.PartialObjectMetadata)
+	return secret, ok
+}
+
 // Listen calls f for every Secret already known, then for every Secret
 // added, relabelled or deleted in a watched namespace. f must not block.
 func (w *SecretWatches) Listen(f func(*metav1.PartialObjectMetadata)) {

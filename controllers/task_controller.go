@@ -67,6 +67,10 @@ type TaskReconciler struct {
 	// InputGrace is how long a new task waits for its template and inputs
 	// before it fails (0 = DefaultInputGrace; see task_wait.go).
 	InputGrace time.Duration
+	// Secrets, when set, answers the checks of the keys and Secrets a task
+	// refers to from the project namespaces' watches (nil: each is a read
+	// of the apiserver; see getSecretMetadata).
+	Secrets *SecretWatches
 
 	admission admission
 }

@@ -241,7 +241,7 @@ func (r *TaskReconciler) keyRef(ctx context.Context, ns string, ref *bastionv1.O
 }
 
 func (r *TaskReconciler) getRef(ctx context.Context, ns, kind, name string, obj client.Object) error {
-	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+	if err := r.getInput(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return fmt.Errorf("%s %q not found", kind, name)
 		}
@@ -249,6 +249,26 @@ func (r *TaskReconciler) getRef(ctx context.Context, ns, kind, name string, obj 
 	}
 	return nil
 }
+
+// getInput reads an object that a task refers to. The metadata of a
+// Secret (a key, the Environment's or the task's Secret) comes from the
+// namespace's watch when the watch has it: Secrets are not in the
+// manager's cache, and these checks were most of the apiserver reads of a
+// task's start (docs/benchmarks.md). A Secret the watch has not seen is
+// read from the apiserver, so one made a moment ago is never reported
+// missing; one deleted a moment ago may pass the check, and the run then
+// fails reading it, as it would had it gone a moment later.
+func (r *TaskReconciler) getInput(ctx context.Context, key client.ObjectKey, obj client.Object) error {
+	if meta, ok := obj.(*metav1.PartialObjectMetadata); ok && r.Secrets != nil && meta.GroupVersionKind() == secretGVK {
+		if cached, ok := r.Secrets.Cached(key.Namespace, key.Name); ok {
+			cached.ObjectMeta.DeepCopyInto(&meta.ObjectMeta)
+			return nil
+		}
+	}
+	return r.Get(ctx, key, obj)
+}
+
+var secretGVK = corev1.SchemeGroupVersion.WithKind("Secret")
 
 // mergeVars merges the task's variables under the environment's: the
 // Environment wins (api-contract.md, "Variables"). It also returns the

@@ -163,7 +163,7 @@ func (r *TaskReconciler) firstMissing(ctx context.Context, ns string, inputs []t
 		if obj == nil {
 			obj = newTarget(in.kind)
 		}
-		err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: in.ref.Name}, obj)
+		err := r.getInput(ctx, client.ObjectKey{Namespace: ns, Name: in.ref.Name}, obj)
 		if apierrors.IsNotFound(err) {
 			return fmt.Sprintf("%s %q", in.kind.Noun, in.ref.Name), nil
 		}

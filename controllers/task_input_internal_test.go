@@ -1,0 +1,82 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	metadatafake "k8s.io/client-go/metadata/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+)
+
+// The keys and Secrets a task refers to are checked against the project
+// namespace's watch; only what the watch has not seen is read from the
+// apiserver, so a Secret made a moment ago is found all the same.
+func TestGetInput_readsSecretsFromTheWatchAndTheAPIServerOnlyForWhatItHasNotSeen(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	watched := secretMetadata()
+	watched.Namespace, watched.Name = "ns", "deploy"
+	watched.Labels = map[string]string{bastionv1.LabelKeyType: "ssh"}
+	w := &SecretWatches{client: metadatafake.NewSimpleMetadataClient(scheme, watched), watching: map[string]*keyWatch{}}
+	w.Watch("ns")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = w.Start(ctx) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, ok := w.Cached("ns", "deploy"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watch never listed the namespace's Secret")
+		}
+	}
+
+	// The apiserver knows a Secret the watch has not seen yet.
+	fresh := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "just-made",
+		Labels: map[string]string{bastionv1.LabelKeyType: "none"}}}
+	apiReads := 0
+	c := interceptor.NewClient(fake.NewClientBuilder().WithObjects(fresh).Build(), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			apiReads++
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	r := &TaskReconciler{Client: c, Secrets: w}
+
+	got := secretMetadata()
+	if err := r.getInput(ctx, client.ObjectKey{Namespace: "ns", Name: "deploy"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if apiReads != 0 || got.Labels[bastionv1.LabelKeyType] != "ssh" || got.GroupVersionKind() != secretGVK {
+		t.Fatalf("a watched Secret: %d apiserver reads, labels %v, kind %v; want none, the key label, Secret", apiReads, got.Labels, got.GroupVersionKind())
+	}
+
+	got = secretMetadata()
+	if err := r.getInput(ctx, client.ObjectKey{Namespace: "ns", Name: "just-made"}, got); err != nil {
+		t.Fatalf("a Secret the watch has not seen yet: %v", err)
+	}
+	if apiReads != 1 || got.Labels[bastionv1.LabelKeyType] != "none" {
+		t.Fatalf("a Secret the watch has not seen: %d apiserver reads, labels %v", apiReads, got.Labels)
+	}
+
+	if err := r.getInput(ctx, client.ObjectKey{Namespace: "ns", Name: "absent"}, secretMetadata()); !apierrors.IsNotFound(err) {
+		t.Fatalf("a Secret that exists nowhere: %v, want not found", err)
+	}
+
+	// Without watches every check is a read of the apiserver.
+	r.Secrets = nil
+	if err := r.getInput(ctx, client.ObjectKey{Namespace: "ns", Name: "deploy"}, secretMetadata()); !apierrors.IsNotFound(err) {
+		t.Fatalf("without the watch, a Secret only the watch had: %v, want the apiserver's not found", err)
+	}
+}
