@@ -52,7 +52,9 @@ type Options struct {
 	// TaskInputGrace is how long a new task waits for its template and
 	// inputs before it fails (0 = DefaultInputGrace).
 	TaskInputGrace time.Duration
-	// TaskWorkers is how many tasks are reconciled at once (default 4).
+	// TaskWorkers is how many tasks are reconciled at once (default 16:
+	// a burst of tasks starts side by side, each start mostly waiting on the
+	// apiserver and on its runner process; see docs/benchmarks.md, P1).
 	TaskWorkers int
 	// ManagerURL is where runners stream output.
 	ManagerURL string
@@ -103,12 +105,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	workers := opts.TaskWorkers
 	if workers == 0 {
-		workers = 4
+		workers = 16
 	}
 	tasks := &TaskReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), IDs: alloc, Launcher: opts.Launcher,
 		GlobalMaxParallel: opts.GlobalMaxParallelTasks, ManagerURL: opts.ManagerURL,
-		KeepLast: opts.TaskKeepLast, Store: opts.Store, Alerts: opts.Alerts, InputGrace: opts.TaskInputGrace,
+		KeepLast: opts.TaskKeepLast, Store: opts.Store, Alerts: opts.Alerts, InputGrace: opts.TaskInputGrace, Secrets: keys,
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &bastionv1.Task{}, TaskTemplateField, indexTaskTemplate); err != nil {
 		return err
