@@ -78,6 +78,24 @@ func etcdDir(dataDir string) string      { return filepath.Join(dataDir, "etcd")
 func apiserverDir(dataDir string) string { return filepath.Join(dataDir, "apiserver") }
 func logDir(dataDir string) string       { return filepath.Join(dataDir, "logs") }
 
+// PlaneGOGC is the garbage collector's setting of the plane's etcd and
+// kube-apiserver, unless GOGC is set. They serve one manager, and at Go's
+// default (100) a quarter of the kube-apiserver's CPU under a burst of
+// writes was garbage collection; collecting a quarter as often gave back
+// about a sixth of the server's CPU per object written, for a larger heap
+// (docs/benchmarks.md, "P3 writes").
+const PlaneGOGC = "400"
+
+// setDefaultEnv sets the variable for the processes started until the
+// returned function restores it; one already set is left alone.
+func setDefaultEnv(name, value string) (restore func()) {
+	if _, set := os.LookupEnv(name); set {
+		return func() {}
+	}
+	_ = os.Setenv(name, value)
+	return func() { _ = os.Unsetenv(name) }
+}
+
 // KubeconfigPath is where Start writes the kubeconfig of dataDir's plane.
 func KubeconfigPath(dataDir string) string { return filepath.Join(dataDir, "kubeconfig") }
 
@@ -126,7 +144,9 @@ func Start(opts Options) (*ControlPlane, error) {
 		ControlPlaneStopTimeout:  30 * time.Second,
 		ControlPlane:             envtest.ControlPlane{Etcd: etcd, APIServer: api},
 	}
+	restoreGOGC := setDefaultEnv("GOGC", PlaneGOGC)
 	cfg, err := cp.env.Start()
+	restoreGOGC()
 	if err != nil {
 		_ = cp.env.Stop()
 		cp.closeLogs()

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,6 +59,19 @@ func TestDev_servesTheProductAndKeepsProjectsAcrossARestart(t *testing.T) {
 	kubeconfig := dev.bannerValue("kubeconfig")
 	if kubeconfig != filepath.Join(dataDir, "kubeconfig") {
 		t.Fatalf("kubeconfig %q is not in the data dir", kubeconfig)
+	}
+
+	// The embedded etcd and kube-apiserver collect garbage less often
+	// than Go's default (docs/benchmarks.md, "P3 writes").
+	if _, set := os.LookupEnv("GOGC"); !set {
+		for _, name := range []string{"etcd", "kube-apiserver"} {
+			env := planeEnviron(t, dataDir, name)
+			if !slices.Contains(env, "GOGC="+controlplane.PlaneGOGC) {
+				// Not the whole environment: the test's own could hold secrets.
+				gogc := slices.DeleteFunc(env, func(v string) bool { return !strings.HasPrefix(v, "GOGC=") })
+				t.Errorf("%s runs with %q, want GOGC=%s", name, gogc, controlplane.PlaneGOGC)
+			}
+		}
 	}
 
 	// /api/info answers JSON with a version.
@@ -715,3 +729,27 @@ var infoLine = regexp.MustCompile(`(?m)^(\S+\t(DEBUG|INFO)\t|I\d{4} ).*$`)
 
 // warningLine is a warning or an error, the manager's or client-go's.
 var warningLine = regexp.MustCompile(`^(\S+\t(WARN|ERROR)\t|[WE]\d{4} )`)
+
+// planeEnviron is the environment of the plane's process named name (etcd,
+// kube-apiserver) whose arguments name a path under dataDir.
+func planeEnviron(t *testing.T, dataDir, name string) []string {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(raw) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		if filepath.Base(args[0]) != name || !slices.ContainsFunc(args[1:], func(a string) bool { return strings.Contains(a, dataDir+"/") }) {
+			continue
+		}
+		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			t.Fatalf("reading %s's environment: %v", name, err)
+		}
+		return strings.Split(string(environ), "\x00")
+	}
+	t.Fatalf("no %s process of %s", name, dataDir)
+	return nil
+}
