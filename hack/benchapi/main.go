@@ -6,7 +6,9 @@
 //   - P2: one bash task printing 200,000 lines: time from POST /tasks until
 //     GET .../output holds every line, in order;
 //   - P3: 1,000 templates created one after another by one client, then
-//     GET templates on 4 connections.
+//     GET templates on 4 connections;
+//   - P3 floor: as many templates created straight through the
+//     kube-apiserver, as kubectl would (after P3, whose templates it copies).
 //
 // It is a benchmark, not a test: it prints figures. `make bench-api` runs it.
 // The dev server is stopped at the end, on failure and on Ctrl-C.
@@ -32,7 +34,7 @@ func main() {
 	lines := flag.Int("p2-lines", 200000, "P2: lines the task prints")
 	templates := flag.Int("p3-templates", 1000, "P3: templates created one after another")
 	reads := flag.Int("p3-reads", 4000, "P3: GET templates requests, over 4 connections")
-	only := flag.String("only", "p1,p2,p3", "which measures to run, comma-separated")
+	only := flag.String("only", "p1,p2,p3,p3floor", "which measures to run, comma-separated")
 	keep := flag.Bool("keep", false, "keep the temporary directory (data dir, dev log) for inspection")
 	flag.Parse()
 
@@ -98,8 +100,11 @@ func run(ctx context.Context, bin string, keep bool, p plan) (err error) {
 		"p1": func() error { return benchStarts(ctx, api, proj, p.reps, p.tasks, dev.cpu) },
 		"p2": func() error { return benchOutput(ctx, api, proj, p.reps, p.lines, dev.cpu) },
 		"p3": func() error { return benchTemplates(ctx, api, proj3, p.templates, p.reads, dev.cpu) },
+		"p3floor": func() error {
+			return benchFloor(ctx, filepath.Join(dev.dataDir, "kubeconfig"), p.templates, dev.cpu)
+		},
 	}
-	for _, name := range []string{"p1", "p2", "p3"} {
+	for _, name := range []string{"p1", "p2", "p3", "p3floor"} {
 		if !slices.Contains(strings.Split(p.only, ","), name) {
 			continue
 		}
