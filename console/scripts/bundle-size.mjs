@@ -9,8 +9,8 @@
 // route loads lazily (listed below by the source file that React.lazy
 // imports) and their static imports; every CSS file of those chunks; and
 // the catalogs of the namespaces that the code in those chunks reads
-// (useTranslation('ns')): English ones except "common" (bundled), as the
-// fallback language, and the chosen language's, "common" included. Code in
+// (useTranslation('ns')) in the chosen language, "common" included (English
+// catalogs never load: the console shows English keys). Code in
 // a chunk that the screen does not render at first still counts, and so do
 // its catalogs: the figure errs high, never low. Fonts and images are not
 // counted; index.html (under 1 KB) neither.
@@ -87,8 +87,9 @@ for (const key of Object.keys(manifest)) {
   const [, lang, ns] = /^src\/locales\/([^/]+)\/([^/]+)\.json$/.exec(key) ?? [];
   if (lang) (catalogs[lang] ??= {})[ns] = sent(manifest[key].file);
 }
-const languages = Object.keys(catalogs).sort();
-if (languages.length !== 12) throw new Error(`expected twelve languages, found ${languages.join(', ')}`);
+// English has no catalog in the build: its keys are its words.
+const languages = ['en', ...Object.keys(catalogs)].sort();
+if (languages.length !== 12) throw new Error(`expected English and eleven catalogued languages, found ${languages.join(', ')}`);
 
 /** The namespaces the source modules of these files read. */
 function namespacesOf(files) {
@@ -103,11 +104,10 @@ function namespacesOf(files) {
   return [...ns].sort();
 }
 
-/** Catalog bytes in a language: English as the fallback, then the language's own. */
+/** Catalog bytes in a language (none in English, whose keys are its words). */
 function catalogBytes(lang, ns) {
   let bytes = 0;
   for (const name of ns) {
-    if (name !== 'common') bytes += catalogs.en[name] ?? 0; // English "common" is in the entry
     if (lang !== 'en') bytes += catalogs[lang][name] ?? 0;
   }
   return bytes;

@@ -1,15 +1,16 @@
 // Interface languages (docs/features.md §1). English text is the key, with one catalog
 // per area (namespace); a key missing from a namespace is looked up in
-// "common", where words every area uses (Cancel, Save…) live. Only English
-// "common" is bundled. Every other catalog, English ones included, loads
-// when a screen first reads its namespace (react-i18next suspends that
-// screen until then), and a language's catalogs load when it is chosen: the
-// first page carries neither the other screens' words nor eleven languages
-// nobody reads. Because keys are English, a catalog that fails to load
-// leaves its screen in English rather than broken.
+// "common", where words every area uses (Cancel, Save…) live. Every English
+// entry is its own key (a test checks), so English catalogs are never
+// loaded: an English screen, or a word a language lacks, shows the key.
+// Every other language's catalogs load when a screen first reads their
+// namespace (react-i18next suspends that screen until then), and a
+// language's catalogs load when it is chosen: the first page carries
+// neither the other screens' words nor eleven languages nobody reads.
+// Because keys are English, a catalog that fails to load leaves its screen
+// in English rather than broken.
 import i18n, { type BackendModule, type ReadCallback } from 'i18next';
 import { initReactI18next } from 'react-i18next';
-import englishCommon from '../locales/en/common.json';
 import { readSetting, settingKeys, writeSetting } from '../settings/settings';
 
 export const languages = [
@@ -43,7 +44,7 @@ export const defaultNamespace = 'common';
 
 type Catalog = Record<string, string>;
 
-const catalogs = import.meta.glob<Catalog>(['../locales/*/*.json', '!../locales/en/common.json'], {
+const catalogs = import.meta.glob<Catalog>(['../locales/*/*.json', '!../locales/en/*.json'], {
   import: 'default',
 });
 
@@ -52,13 +53,15 @@ function fileParts(file: string): [lang: string, ns: string] {
   return [lang, ns];
 }
 
-/** Every namespace there is (the English catalogs name them all). */
+/** Every namespace there is (every language has a catalog of each). */
 export const namespaces = [
   defaultNamespace,
-  ...Object.keys(catalogs)
-    .map(fileParts)
-    .filter(([lang]) => lang === 'en')
-    .map(([, ns]) => ns),
+  ...new Set(
+    Object.keys(catalogs)
+      .map(fileParts)
+      .map(([, ns]) => ns)
+      .filter((ns) => ns !== defaultNamespace),
+  ),
 ];
 
 // Reads a catalog file when i18next first needs a language's namespace.
@@ -66,13 +69,9 @@ const catalogBackend: BackendModule = {
   type: 'backend',
   init() {},
   read(lng: string, ns: string, callback: ReadCallback) {
-    if (lng === 'en' && ns === defaultNamespace) {
-      callback(null, englishCommon);
-      return;
-    }
     const load = catalogs[`../locales/${lng}/${ns}.json`];
     if (!load) {
-      callback(null, {}); // no such catalog: the English key shows
+      callback(null, {}); // English, or no such catalog: the English key shows
       return;
     }
     load().then(
@@ -110,9 +109,6 @@ export async function initI18n(lng: Language = storedLanguage()): Promise<void> 
     .use(catalogBackend)
     .use(initReactI18next)
     .init({
-      resources: { en: { [defaultNamespace]: englishCommon } },
-      // English "common" is bundled; everything else comes through the backend.
-      partialBundledLanguages: true,
       lng: 'en',
       fallbackLng: 'en',
       ns: [defaultNamespace],
