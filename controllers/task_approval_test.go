@@ -112,17 +112,6 @@ func TestTaskApproval_rejectionStopsTheTaskWithTheReason(t *testing.T) {
 	p.g.Expect(p.finished("guarded-2").Status.Message).To(Equal("stopped before it started"))
 }
 
-// The schema takes one decision at a time.
-func TestTaskApproval_theSchemaRefusesADecisionNamingBoth(t *testing.T) {
-	p := newTaskProject(t, "approve-schema", 0)
-	task := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: p.ns}, Spec: bastionv1.TaskSpec{
-		TemplateRef: bastionv1.ObjectRef{Name: "deploy-site"},
-		Approval:    &bastionv1.TaskApproval{ApprovedBy: "a", RejectedBy: "b"},
-	}}
-	err := k8sClient.Create(context.Background(), task)
-	p.g.Expect(err).To(MatchError(ContainSubstring("an approval names either approvedBy or rejectedBy")))
-}
-
 // The approvers (owners, but not the one who started the task) are told
 // through the project's channels when a task starts waiting, once.
 func TestTaskApproval_alertsTheApproversOnce(t *testing.T) {
