@@ -52,6 +52,15 @@ var templatesMatrix = []matrixRow{
 	{"POST", "/api/project/{project}/tasks/{task}/stop", `{"force":true}`, needs(204, taskRunner, manager, owner), seedTask, false},
 	{"POST", "/api/project/{project}/tasks/{task}/confirm", "", needs(204, taskRunner, manager, owner), seedWaitingTask, false},
 	{"DELETE", "/api/project/{project}/tasks/{task}", "", needs(204, manager, owner), seedTask, false},
+	// Approvals: confirm of a task waiting for approval, and reject, need
+	// updateProject (owners; admins pass every check). The task was
+	// started by nobody in the matrix (a schedule's, say), so no caller is
+	// its starter; approvals_test.go refuses the starter.
+	{"POST", "/api/project/{project}/tasks/{task}/confirm", "", needs(204, owner), seedApprovalTask, false},
+	{"POST", "/api/project/{project}/tasks/{task}/reject", `{"reason":"not now"}`, needs(204, owner), seedApprovalTask, false},
+	// Reject is for a task that waits for approval: a conflict otherwise,
+	// to those who may reject at all.
+	{"POST", "/api/project/{project}/tasks/{task}/reject", "", needs(409, owner), seedTask, false},
 }
 
 func TestPermissionMatrix_templates(t *testing.T) { runMatrix(t, templatesMatrix) }
@@ -108,6 +117,24 @@ func seedWaitingTask(t *testing.T, e *apiEnv, project *bastionv1.Project) map[st
 		return err == nil && task.Status.Status == bastionv1.TaskWaitingConfirmation,
 			fmt.Sprintf("the cache never saw task %d wait for confirmation: %v", id, err)
 	})
+	return out
+}
+
+// seedApprovalTask adds a task of a template that requires approval, and
+// waits until it waits for approval: {task}.
+func seedApprovalTask(t *testing.T, e *apiEnv, project *bastionv1.Project) map[string]string {
+	out := cloneMap(seedTemplate(t, e, project))
+	p := &tplProject{e: e, ns: bastionv1.ProjectNamespace(project.Name)}
+	p.make(t, &bastionv1.Template{Spec: bastionv1.TemplateSpec{DisplayName: "Guarded", Playbook: "site.yml", RequireApproval: true,
+		RepositoryRef: bastionv1.ObjectRef{Name: "app"}, EnvironmentRef: bastionv1.ObjectRef{Name: "prod"}}}, "guarded", ids.CounterTemplate)
+	task := p.make(t, &bastionv1.Task{Spec: bastionv1.TaskSpec{TemplateRef: bastionv1.ObjectRef{Name: "guarded"}}}, "guarded-run", ids.CounterTask)
+	p.waitStatus(t, task.id, bastionv1.TaskWaitingConfirmation)
+	eventually(t, 10*time.Second, func() (bool, string) {
+		obj := &bastionv1.Task{}
+		err := e.opts.Client.Get(t.Context(), client.ObjectKey{Namespace: p.ns, Name: "guarded-run"}, obj)
+		return err == nil && obj.AwaitingApproval(), fmt.Sprintf("the cache never saw task %d wait for approval: %v", task.id, err)
+	})
+	out["task"] = itoa(task.id)
 	return out
 }
 

@@ -187,7 +187,8 @@ func openAPIOps() []opDoc {
 		op(post, "/project/{id}/tasks", "Start a task of a template").takes(taskRequest{}).answers(status201, taskJSON{}),
 		op(get, "/project/{id}/tasks/{task_id}", "Get a task").answers(status200, taskItemJSON{}),
 		op(del, "/project/{id}/tasks/{task_id}", "Delete a finished task and its output").noContent(),
-		op(post, "/project/{id}/tasks/{task_id}/confirm", "Confirm a task waiting for confirmation").noContent(),
+		op(post, "/project/{id}/tasks/{task_id}/confirm", "Confirm a task waiting for confirmation, or approve one waiting for approval").noContent(),
+		op(post, "/project/{id}/tasks/{task_id}/reject", "Reject a task waiting for approval: it ends stopped with the reason").mayTake(rejectRequest{}).noContent(),
 		op(post, "/project/{id}/tasks/{task_id}/stop", "Stop a task (force: at once)").mayTake(stopRequest{}).noContent(),
 		op(get, "/project/{id}/tasks/{task_id}/output", "The task's output lines").
 			withQuery(queryParam{"offset", "lines to skip", 0}, queryParam{"limit", fmt.Sprintf("lines to answer at most, 1 to %d (default: all)", maxOutputPage), 0}).

@@ -44,6 +44,9 @@ type taskJSON struct {
 	BuildTaskID   *int64     `json:"build_task_id"`
 	Version       *string    `json:"version"`
 	InventoryID   *int64     `json:"inventory_id"`
+	// Approval is Bastion's: present for a task whose template requires
+	// approval (task_approval.go).
+	Approval *taskApprovalJSON `json:"approval,omitempty"`
 }
 
 // taskItemJSON is a task in a list: the task plus its template's fields,
@@ -157,6 +160,7 @@ func (v *taskView) task(e *taskEntry) taskJSON {
 		InventoryID:   nullable(v.refID(t.Spec.InventoryRef, "inventory")),
 		ScheduleID:    nullable(v.refID(t.Spec.ScheduleRef, "schedule")),
 		IntegrationID: nullable(v.refID(t.Spec.IntegrationRef, "integration")),
+		Approval:      approvalJSON(t),
 	}
 	if t.Spec.ExtraVars != nil && len(t.Spec.ExtraVars.Raw) > 0 {
 		out.Environment = string(t.Spec.ExtraVars.Raw)

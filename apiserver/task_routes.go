@@ -20,6 +20,8 @@ import (
 
 // taskRoutes serves /project/{id}/tasks. Members read; starting, stopping
 // and confirming need runProjectTasks, deleting manageProjectResources.
+// Approving (confirm of a task waiting for approval) and rejecting need
+// updateProject, from someone other than the task's starter.
 func (s *Server) taskRoutes() chi.Router {
 	r := chi.NewRouter()
 	r.Get("/", s.listTasks)
@@ -32,6 +34,7 @@ func (s *Server) taskRoutes() chi.Router {
 		r.Get("/raw", s.taskRaw)
 		r.With(require(permRunProjectTasks)).Post("/confirm", s.confirmTask)
 		r.With(require(permRunProjectTasks)).Post("/stop", s.stopTask)
+		r.With(require(permUpdateProject)).Post("/reject", s.rejectTask)
 		r.With(require(permManageProjectResources)).Delete("/", s.deleteTask)
 	})
 	return r
@@ -145,9 +148,14 @@ func (s *Server) stopTask(w http.ResponseWriter, r *http.Request) {
 }
 
 // confirmTask lets a task waiting for confirmation (a Terraform plan)
-// go on (spec.confirmed).
+// go on (spec.confirmed), or approves a task waiting for approval
+// (spec.approval), so that existing clients' Confirm button approves.
 func (s *Server) confirmTask(w http.ResponseWriter, r *http.Request) {
 	s.changeTask(w, r, func(task *bastionv1.Task) (string, error) {
+		if task.AwaitingApproval() {
+			// The reconciler records the approval in the event list.
+			return "", s.decide(r, task, &bastionv1.TaskApproval{ApprovedBy: who(r).user.Name})
+		}
 		if task.Status.Status != bastionv1.TaskWaitingConfirmation {
 			return "", conflict(fmt.Sprintf("task %d is not waiting for confirmation (it is %s)", taskOf(r).id, statusOf(task.Status.Status)))
 		}
@@ -157,7 +165,7 @@ func (s *Server) confirmTask(w http.ResponseWriter, r *http.Request) {
 }
 
 // changeTask applies change to the latest Task, records the event it
-// names and answers 204 once the lists show the change.
+// names (none for "": the reconciler records its own) and answers 204 once the lists show the change.
 func (s *Server) changeTask(w http.ResponseWriter, r *http.Request, change func(*bastionv1.Task) (string, error)) {
 	task, err := liveTask(taskOf(r))
 	if err != nil {
@@ -174,7 +182,9 @@ func (s *Server) changeTask(w http.ResponseWriter, r *http.Request, change func(
 		return
 	}
 	s.waitTaskIndexed(r.Context(), task)
-	s.taskEvent(r, taskOf(r).id, task.Spec.TemplateRef.Name, verb)
+	if verb != "" {
+		s.taskEvent(r, taskOf(r).id, task.Spec.TemplateRef.Name, verb)
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -40,6 +40,7 @@ type templateJSON struct {
 	GitBranch             string          `json:"git_branch"`
 	SurveyVars            []surveyVarJSON `json:"survey_vars"`
 	SuppressSuccessAlerts bool            `json:"suppress_success_alerts"`
+	RequireApproval       bool            `json:"require_approval"`
 	App                   string          `json:"app"`
 	Tasks                 int             `json:"tasks"`
 }
@@ -114,7 +115,10 @@ type templateRequest struct {
 	GitBranch             *string         `json:"git_branch"`
 	SurveyVars            []surveyVarJSON `json:"survey_vars"`
 	SuppressSuccessAlerts bool            `json:"suppress_success_alerts"`
-	App                   string          `json:"app"`
+	// RequireApproval absent keeps what the template had: a client
+	// that does not know it (Semaphore's UI) must not drop the gate.
+	RequireApproval *bool  `json:"require_approval"`
+	App             string `json:"app"`
 }
 
 var (
@@ -205,6 +209,7 @@ func (s *Server) templateSpec(ctx context.Context, a *projectAccess, req *templa
 		Playbook: strings.TrimSpace(req.Playbook), StartVersion: strings.TrimSpace(deref(req.StartVersion)),
 		Autorun: req.Autorun, GitBranch: strings.TrimSpace(deref(req.GitBranch)), Arguments: args,
 		AllowOverrideArgsInTask: req.AllowOverrideArgsInTask, SuppressSuccessAlerts: req.SuppressSuccessAlerts,
+		RequireApproval: deref(req.RequireApproval),
 	}
 	req.taskOverridesJSON.apply(&spec)
 	for _, v := range req.SurveyVars {
@@ -294,7 +299,8 @@ func (t *templateRender) template(tpl *bastionv1.Template) templateJSON {
 		Arguments: argumentsText(tpl.Spec.Arguments), AllowOverrideArgsInTask: tpl.Spec.AllowOverrideArgsInTask,
 		Description: tpl.Spec.Description, Type: string(tpl.Spec.Type), StartVersion: tpl.Spec.StartVersion,
 		Autorun: tpl.Spec.Autorun, GitBranch: tpl.Spec.GitBranch, SuppressSuccessAlerts: tpl.Spec.SuppressSuccessAlerts,
-		App: string(tpl.Spec.App), taskOverridesJSON: overridesJSON(&tpl.Spec),
+		RequireApproval: tpl.Spec.RequireApproval,
+		App:             string(tpl.Spec.App), taskOverridesJSON: overridesJSON(&tpl.Spec),
 		RepositoryID:  v.refID(&tpl.Spec.RepositoryRef, "repository"),
 		EnvironmentID: v.refID(&tpl.Spec.EnvironmentRef, "environment"),
 		InventoryID:   nullable(v.refID(tpl.Spec.InventoryRef, "inventory")),

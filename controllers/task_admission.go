@@ -63,7 +63,8 @@ func (r *TaskReconciler) admit(ctx context.Context, task *bastionv1.Task) (admis
 		t := &all.Items[i]
 		key := client.ObjectKeyFromObject(t)
 		seen[key] = true
-		active := t.Status.Status.Active()
+		// A task waiting for approval has not run yet: it holds no slot.
+		active := t.Status.Status.Active() && !t.AwaitingApproval()
 		if r.admission.admitted[key] {
 			if active || t.Status.Status.Finished() {
 				delete(r.admission.admitted, key) // the cache caught up

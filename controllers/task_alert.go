@@ -32,29 +32,42 @@ type Alerter interface {
 // the mark and the send loses that task's alerts rather than sending them
 // twice, as schedules lose a run rather than run it twice.
 func (r *TaskReconciler) alert(ctx context.Context, task *bastionv1.Task) error {
-	if r.Alerts == nil || meta.FindStatusCondition(task.Status.Conditions, bastionv1.ConditionAlerted) != nil {
-		return nil
+	_, err := r.alertOnce(ctx, task, bastionv1.ConditionAlerted, "the task's alerts were queued", anyMember)
+	return err
+}
+
+// alertOnce queues the alerts of task, to the members to picks, once: the
+// mark (a condition of type mark, written with an optimistic lock) comes
+// first. It returns the marked copy of the task, or nil if nothing was
+// queued.
+func (r *TaskReconciler) alertOnce(ctx context.Context, task *bastionv1.Task, mark, markMessage string, to func(bastionv1.ProjectMember) bool) (*bastionv1.Task, error) {
+	if r.Alerts == nil || meta.FindStatusCondition(task.Status.Conditions, mark) != nil {
+		return nil, nil
 	}
-	facts, ok, err := r.alertFacts(ctx, task)
+	facts, ok, err := r.alertFacts(ctx, task, to)
 	if err != nil || !ok || !r.Alerts.Wants(facts) {
-		return err
+		return nil, err
 	}
 	marked := task.DeepCopy()
-	setTaskCondition(marked, bastionv1.ConditionAlerted, metav1.ConditionTrue, bastionv1.ReasonAlertsQueued, "the task's alerts were queued")
+	setTaskCondition(marked, mark, metav1.ConditionTrue, bastionv1.ReasonAlertsQueued, markMessage)
 	if err := r.Status().Patch(ctx, marked, client.MergeFromWithOptions(task, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("marking task %s alerted: %w", task.Name, err)
+		return nil, fmt.Errorf("marking task %s alerted: %w", task.Name, err)
 	}
 	// Only the version moves on: the reconcile's own status patch compares
 	// the status it read with the one it holds, and has nothing to add.
 	task.ResourceVersion = marked.ResourceVersion
 	r.Alerts.Notify(facts)
-	return nil
+	return marked, nil
 }
+
+// anyMember: a finished task's alerts go to the whole team.
+func anyMember(bastionv1.ProjectMember) bool { return true }
 
 // alertFacts gathers what an alert says of a task: its project and the
 // project's switches, the template, who started it, and the team with each
-// user's switch. ok is false for a task outside any project.
-func (r *TaskReconciler) alertFacts(ctx context.Context, task *bastionv1.Task) (alert.Task, bool, error) {
+// user's switch, of the members to picks. ok is false for a task outside
+// any project.
+func (r *TaskReconciler) alertFacts(ctx context.Context, task *bastionv1.Task, to func(bastionv1.ProjectMember) bool) (alert.Task, bool, error) {
 	project := &bastionv1.Project{}
 	if err := r.Get(ctx, client.ObjectKey{Name: bastionv1.ProjectOfNamespace(task.Namespace)}, project); err != nil {
 		return alert.Task{}, false, client.IgnoreNotFound(err)
@@ -86,6 +99,9 @@ func (r *TaskReconciler) alertFacts(ctx context.Context, task *bastionv1.Task) (
 	}
 	t.StartedBy = r.startedBy(ctx, task)
 	for _, m := range project.Spec.Members {
+		if !to(m) {
+			continue
+		}
 		user := &bastionv1.User{}
 		if err := r.Get(ctx, client.ObjectKey{Name: m.User}, user); err != nil {
 			if client.IgnoreNotFound(err) != nil {
@@ -102,14 +118,7 @@ func (r *TaskReconciler) alertFacts(ctx context.Context, task *bastionv1.Task) (
 func (r *TaskReconciler) startedBy(ctx context.Context, task *bastionv1.Task) string {
 	switch {
 	case task.Spec.User != "":
-		user := &bastionv1.User{}
-		if err := r.Get(ctx, client.ObjectKey{Name: task.Spec.User}, user); err != nil {
-			return task.Spec.User
-		}
-		if user.Spec.Name == "" || user.Spec.Name == user.Spec.Username {
-			return user.Spec.Username
-		}
-		return fmt.Sprintf("%s (%s)", user.Spec.Name, user.Spec.Username)
+		return r.userLabel(ctx, task.Spec.User)
 	case task.Spec.ScheduleRef != nil:
 		return "schedule " + task.Spec.ScheduleRef.Name
 	case task.Spec.IntegrationRef != nil:
@@ -118,4 +127,17 @@ func (r *TaskReconciler) startedBy(ctx context.Context, task *bastionv1.Task) st
 		return "autorun after task " + task.Labels[bastionv1.LabelAutorunOf]
 	}
 	return ""
+}
+
+// userLabel names a User as people read it: "Anna (anna)", or the login
+// alone, or the object's name if the User is gone.
+func (r *TaskReconciler) userLabel(ctx context.Context, name string) string {
+	user := &bastionv1.User{}
+	if err := r.Get(ctx, client.ObjectKey{Name: name}, user); err != nil {
+		return name
+	}
+	if user.Spec.Name == "" || user.Spec.Name == user.Spec.Username {
+		return user.Spec.Username
+	}
+	return fmt.Sprintf("%s (%s)", user.Spec.Name, user.Spec.Username)
 }

@@ -136,7 +136,12 @@ func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 		fallthrough
 	case bastionv1.TaskWaiting:
 		return r.reconcileWaiting(ctx, task)
-	case bastionv1.TaskStarting, bastionv1.TaskRunning, bastionv1.TaskWaitingConfirmation, bastionv1.TaskConfirmed, bastionv1.TaskStopping:
+	case bastionv1.TaskWaitingConfirmation:
+		if task.AwaitingApproval() {
+			return r.reconcileApproval(ctx, task)
+		}
+		return r.reconcileActive(ctx, task)
+	case bastionv1.TaskStarting, bastionv1.TaskRunning, bastionv1.TaskConfirmed, bastionv1.TaskStopping:
 		return r.reconcileActive(ctx, task)
 	case bastionv1.TaskSuccess, bastionv1.TaskError, bastionv1.TaskStopped:
 		return r.finish(ctx, task)
@@ -337,7 +342,7 @@ func (r *TaskReconciler) transition(task *bastionv1.Task, to bastionv1.TaskStatu
 	if message != "" || to.Finished() {
 		task.Status.Message = message
 	}
-	if to.Active() && to != bastionv1.TaskStarting && task.Status.Start == nil {
+	if to.Active() && to != bastionv1.TaskStarting && !task.AwaitingApproval() && task.Status.Start == nil {
 		task.Status.Start = &now
 	}
 	if to.Finished() {

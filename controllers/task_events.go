@@ -22,6 +22,18 @@ import (
 // finish step, with the same caveat. Both are rare, and a duplicate line
 // in an activity log is better than a lost one.
 func (r *TaskReconciler) taskEvent(ctx context.Context, task *bastionv1.Task, what string) {
+	r.addTaskEvent(ctx, task, store.Event{Username: task.Spec.User}, what)
+}
+
+// taskEventBy records what a user did to a task (an approval, a
+// rejection) under that user's name.
+func (r *TaskReconciler) taskEventBy(ctx context.Context, task *bastionv1.Task, user *bastionv1.User, what string) {
+	id, _ := ids.FromLabels(user)
+	r.addTaskEvent(ctx, task, store.Event{UserID: id, Username: user.Spec.Username}, what)
+}
+
+// addTaskEvent records e, completed with the task's project and template.
+func (r *TaskReconciler) addTaskEvent(ctx context.Context, task *bastionv1.Task, e store.Event, what string) {
 	if r.Store == nil {
 		return
 	}
@@ -36,11 +48,10 @@ func (r *TaskReconciler) taskEvent(ctx context.Context, task *bastionv1.Task, wh
 	if err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: name}, template); err == nil {
 		name = template.Spec.DisplayName
 	}
-	_, err := r.Store.AddEvent(ctx, store.Event{
-		ProjectID: projectID, ProjectName: project.Spec.DisplayName,
-		ObjectType: "task", ObjectID: taskID, ObjectName: name, Username: task.Spec.User,
-		Description: fmt.Sprintf("Task %d of %s %s", taskID, name, what),
-	})
+	e.ProjectID, e.ProjectName = projectID, project.Spec.DisplayName
+	e.ObjectType, e.ObjectID, e.ObjectName = "task", taskID, name
+	e.Description = fmt.Sprintf("Task %d of %s %s", taskID, name, what)
+	_, err := r.Store.AddEvent(ctx, e)
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "recording a task event", "task", task.Name)
 	}

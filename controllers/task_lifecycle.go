@@ -9,6 +9,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -52,6 +53,12 @@ func (r *TaskReconciler) initialize(ctx context.Context, task *bastionv1.Task) e
 			return nil
 		}
 		task.Status.Version = version
+	}
+	if template.Spec.RequireApproval && meta.FindStatusCondition(task.Status.Conditions, bastionv1.ConditionApproved) == nil {
+		// Once: a task approved, then back in initialization (an input
+		// went missing before it started), is not asked again.
+		r.holdForApproval(task)
+		return nil
 	}
 	r.transition(task, bastionv1.TaskWaiting, "")
 	return nil

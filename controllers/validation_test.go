@@ -240,6 +240,11 @@ var celCases = []celCase{
 	{"task: no template", "Task", celUnset("templateRef"), "spec.templateRef: Required value"},
 	{"task: unknown stop request", "Task", celSet("stop", "now"), `spec.stop: Unsupported value: "now"`},
 	{"task: force stop", "Task", celSet("stop", "force"), ""},
+	{"task: an approval naming both", "Task", celSet("approval", celObj{"approvedBy": "a", "rejectedBy": "b"}), "an approval names either approvedBy or rejectedBy"},
+	{"task: an approval naming nobody", "Task", celSet("approval", celObj{"reason": "why"}), "an approval names either approvedBy or rejectedBy"},
+	{"task: an approval", "Task", celSet("approval", celObj{"approvedBy": "a"}), ""},
+	{"task: a rejection with its reason", "Task", celSet("approval", celObj{"rejectedBy": "b", "reason": "change freeze"}), ""},
+	{"task: a rejection's reason over 1000 characters", "Task", celSet("approval", celObj{"rejectedBy": "b", "reason": strings.Repeat("x", 1001)}), "spec.approval.reason: Too long"},
 	{"task: a run with its options", "Task", celAll(celSet("message", "hi"), celSet("debug", true), celSet("extraVars", celObj{"a": int64(1)}), celSet("arguments", []any{"-v"})), ""},
 	{"task: extra variables that are not an object", "Task", celSet("extraVars", []any{"a"}), "spec.extraVars in body must be of type object"},
 

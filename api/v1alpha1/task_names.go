@@ -70,3 +70,23 @@ const (
 	// ReasonAlertsQueued: the alerts were queued for sending.
 	ReasonAlertsQueued = "AlertsQueued"
 )
+
+// The approval of a task whose template requires it.
+const (
+	// ConditionApproved is Unknown while the task waits for approval, True
+	// once approved, False once rejected; its message names the approver.
+	ConditionApproved = "Approved"
+	// ReasonWaitingForApproval (Approved=Unknown): nobody decided yet.
+	ReasonWaitingForApproval = "WaitingForApproval"
+	// ReasonApprovalRefused (Approved=Unknown): spec.approval names someone
+	// who may not decide (the task's own starter, or not an owner of the
+	// project); the task goes on waiting for a valid decision.
+	ReasonApprovalRefused = "ApprovalRefused"
+	// ReasonApproved (Approved=True) and ReasonRejected (Approved=False).
+	ReasonApproved = "Approved"
+	ReasonRejected = "Rejected"
+
+	// ConditionApprovalAlerted is set once the approvers' alerts about a
+	// task waiting for approval were queued, so they go out once.
+	ConditionApprovalAlerted = "ApprovalAlerted"
+)

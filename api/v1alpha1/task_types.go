@@ -119,10 +119,68 @@ type TaskSpec struct {
 	// +optional
 	Confirmed bool `json:"confirmed,omitempty"`
 
+	// Approval is an approver's decision on a task whose template requires
+	// approval: the API writes it for POST .../confirm (approvedBy) and
+	// .../reject (rejectedBy, reason), after checking the caller. The task
+	// reconciler checks it again (an owner of the project who did not start
+	// the task) and alone moves the task on. See docs/security.md for what
+	// writing it with kubectl means.
+	// +optional
+	Approval *TaskApproval `json:"approval,omitempty"`
+
 	// Stop asks for the task to stop: graceful (stopping, then stopped) or
 	// force (stopped at once, the run killed).
 	// +optional
 	Stop StopRequest `json:"stop,omitempty"`
+}
+
+// TaskApproval is one decision on a task that waits for approval: either
+// approvedBy or rejectedBy names the User (metadata.name) who decided.
+// +kubebuilder:validation:XValidation:rule="has(self.approvedBy) != has(self.rejectedBy)",message="an approval names either approvedBy or rejectedBy"
+type TaskApproval struct {
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ApprovedBy string `json:"approvedBy,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	RejectedBy string `json:"rejectedBy,omitempty"`
+	// Reason is the approver's word, shown in a rejected task's message.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1000
+	Reason string `json:"reason,omitempty"`
+}
+
+// Approver is the User who decided, whichever way.
+func (a *TaskApproval) Approver() string {
+	if a == nil {
+		return ""
+	}
+	if a.ApprovedBy != "" {
+		return a.ApprovedBy
+	}
+	return a.RejectedBy
+}
+
+// MessageWaitingForApproval is the message of a task that waits for its
+// approval (status waiting_confirmation, before any run).
+const MessageWaitingForApproval = "Waiting for approval"
+
+// AwaitingApproval reports whether the task waits for an approver: it is
+// in waiting_confirmation with its Approved condition Unknown, before any
+// run started (a Terraform plan's confirmation comes from a running run,
+// and never has that condition).
+func (t *Task) AwaitingApproval() bool {
+	if t.Status.Status != TaskWaitingConfirmation {
+		return false
+	}
+	for _, c := range t.Status.Conditions {
+		if c.Type == ConditionApproved {
+			return c.Status == metav1.ConditionUnknown
+		}
+	}
+	return false
 }
 
 // TaskStatus is the state of the run.

@@ -174,6 +174,14 @@ type TemplateSpec struct {
 	// +optional
 	SuppressSuccessAlerts bool `json:"suppressSuccessAlerts,omitempty"`
 
+	// RequireApproval holds each task of this template in
+	// waiting_confirmation ("Waiting for approval") before anything runs,
+	// until a project owner other than the one who started it approves it
+	// (spec.approval of the Task). Read when the task is created: changing
+	// it does not release or hold tasks already waiting.
+	// +optional
+	RequireApproval bool `json:"requireApproval,omitempty"`
+
 	// KeepLast is how many finished Tasks of this template are kept as
 	// objects; older ones are deleted (their summary and output stay in the
 	// output store). Unset means the manager's default.

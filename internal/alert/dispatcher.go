@@ -263,6 +263,10 @@ func (d *Dispatcher) failed(ctx context.Context, s sender, j job, attempts int, 
 
 // render builds the message of a task, with the last lines of its output.
 func (d *Dispatcher) render(ctx context.Context, t Task) message {
+	if t.Status == StatusWaitingApproval {
+		// Nothing ran yet: there is no output to read.
+		return message{Subject: Subject(t), Body: EmailBody(t, nil, d.cfg.PublicURL), Chat: ChatText(t, d.cfg.PublicURL)}
+	}
 	tail, err := d.tail(ctx, store.TaskKey{ProjectID: t.ProjectID, TaskID: t.TaskID})
 	if err != nil {
 		d.cfg.Log.Error(err, "reading the output for an alert", "project", t.ProjectID, "task", t.TaskID)

@@ -18,6 +18,8 @@ func resultWord(status string) string {
 		return "failed"
 	case StatusStopped:
 		return "was stopped"
+	case StatusWaitingApproval:
+		return "waits for approval"
 	}
 	return status
 }
@@ -55,12 +57,15 @@ func EmailBody(t Task, tail []string, publicURL string) string {
 	field("Version", t.Version)
 	field("Message", t.Message)
 	field("Result", t.Reason)
-	if len(tail) > 0 {
+	switch {
+	case t.Status == StatusWaitingApproval:
+		b.WriteString("\nNothing runs until a project owner other than the one who started it approves it.\n")
+	case len(tail) > 0:
 		fmt.Fprintf(&b, "\nLast %d lines of output:\n\n", len(tail))
 		for _, line := range tail {
 			b.WriteString("    " + line + "\n")
 		}
-	} else {
+	default:
 		b.WriteString("\nThe task printed no output.\n")
 	}
 	fmt.Fprintf(&b, "\nOpen the task: %s\n", TaskURL(publicURL, t))

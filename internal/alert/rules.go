@@ -17,6 +17,10 @@ const (
 	StatusSuccess = "success"
 	StatusError   = "error"
 	StatusStopped = "stopped"
+	// StatusWaitingApproval is a task that waits for an approver (the
+	// Task's waiting_confirmation before any run): its alert goes to the
+	// approvers only, whatever the rules say of results.
+	StatusWaitingApproval = "waiting_confirmation"
 )
 
 // Task is what an alert needs to know of a finished task. The task
@@ -35,7 +39,7 @@ type Task struct {
 	SuppressSuccess bool
 
 	TaskID  int64
-	Status  string // success, error or stopped
+	Status  string // success, error, stopped or waiting_confirmation
 	Version string
 	// Message is the note the task was started with; Reason why it ended
 	// as it did (the task's status message).
@@ -44,7 +48,8 @@ type Task struct {
 	StartedBy  string
 	Start, End time.Time
 
-	// Members is the project's team.
+	// Members is the project's team; for a task waiting for approval, the
+	// members who may approve it.
 	Members []Member
 }
 
@@ -79,6 +84,7 @@ func (p Plan) Empty() bool { return len(p.Emails) == 0 && p.Chat == "" }
 //   - on error, always;
 //   - on success, unless the template suppresses success alerts;
 //   - on stop, only if the rules say so;
+//   - when a task waits for approval, always (Members are its approvers);
 //   - email to every member whose user has alerts on and an address;
 //   - the chat message when the project has a chat id.
 func Decide(t Task, r Rules) Plan {
@@ -103,6 +109,8 @@ func wanted(t Task, r Rules) bool {
 		return !t.SuppressSuccess
 	case StatusStopped:
 		return r.OnStopped
+	case StatusWaitingApproval:
+		return true
 	}
 	return false
 }

@@ -35,6 +35,8 @@ func TestDecide_followsTheProjectTemplateAndUserSwitches(t *testing.T) {
 		{name: "stopped sends nothing by default", task: task(func(t *Task) { t.Status = StatusStopped }), wantEmpty: true},
 		{name: "stopped is sent when the flag says so", task: task(func(t *Task) { t.Status = StatusStopped }), rules: Rules{OnStopped: true}, emails: everyone, chat: "-100"},
 		{name: "a task that has not finished sends nothing", task: task(func(t *Task) { t.Status = "running" }), wantEmpty: true},
+		{name: "a task waiting for approval is sent, whatever the result switches say", task: task(func(t *Task) { t.Status = StatusWaitingApproval; t.SuppressSuccess = true }), emails: everyone, chat: "-100"},
+		{name: "a task waiting for approval in a project with alert off sends nothing", task: task(func(t *Task) { t.Status = StatusWaitingApproval; t.ProjectAlert = false }), wantEmpty: true},
 		{name: "no chat id, no chat message", task: task(func(t *Task) { t.AlertChat = "  " }), emails: everyone},
 		{name: "nobody with alert on: chat only", task: task(func(t *Task) { t.Members = team[1:3] }), chat: "-100"},
 	}

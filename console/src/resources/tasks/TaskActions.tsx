@@ -3,6 +3,7 @@ import DownloadIcon from '@patternfly/react-icons/dist/esm/icons/download-icon';
 import { useTranslation } from 'react-i18next';
 import { useNotify } from '../../app/Notifications';
 import { Permission, useProjectAccess } from '../../app/permissions';
+import { awaitingApproval } from '../approvals/status';
 import type { Template } from '../templates/types';
 import { canConfirm, canStop, isForceStop } from './status';
 import { useTaskAction } from './taskAction';
@@ -16,7 +17,8 @@ interface TaskActionsProps {
 }
 
 /**
- * The task log's buttons (docs/features.md §4): Confirm while waiting for confirmation;
+ * The task log's buttons (docs/features.md §4): Confirm while waiting for confirmation
+ * (a task waiting for approval has the approval panel's Approve instead);
  * Stop while the task can stop, reading Force Stop (force true) once it is
  * stopping; Re-run with the "Re" prefix; the raw log. The dialog's own close button closes it. Changing a
  * task needs runProjectTasks.
@@ -33,7 +35,7 @@ export function TaskActions({ task, template, onRerun }: TaskActionsProps) {
   const status = task?.status;
   return (
     <>
-      {run && status && canConfirm(status) && (
+      {run && status && canConfirm(status) && !awaitingApproval(task) && (
         <Button variant="primary" onClick={() => confirm.mutate(undefined, { onError: notify.error })} isLoading={confirm.isPending} isDisabled={confirm.isPending}>
           {t('Confirm')}
         </Button>

@@ -13,6 +13,8 @@ import {
 import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-circle-icon';
 import { useTranslation } from 'react-i18next';
 import { errorMessage } from '../../api/errors';
+import { awaitingApproval } from '../approvals/status';
+import { waitingForApprovalMessage } from '../approvals/types';
 import { useProjectAccess } from '../../app/permissions';
 import { TaskActions } from './TaskActions';
 import { TaskDetails } from './TaskDetails';
@@ -20,6 +22,8 @@ import { TaskOutputView } from './TaskOutputView';
 import { useTaskTemplate } from './useTemplate';
 import { useTask } from './useTasks';
 
+// The approval panel (and its words) loads only for a task that waits for one.
+const ApprovalPanel = lazy(async () => ({ default: (await import('../approvals/ApprovalPanel')).ApprovalPanel }));
 // Re-run's dialog (a form) loads when asked for, not with every log.
 const NewTaskDialog = lazy(async () => ({ default: (await import('./NewTaskDialog')).NewTaskDialog }));
 
@@ -68,7 +72,12 @@ export function TaskLogDialog({ taskId, onClose }: TaskLogDialogProps) {
         {task.data && (
           <>
             <TaskDetails task={task.data} />
-            {task.data.message && (
+            {awaitingApproval(task.data) && (
+              <Suspense fallback={null}>
+                <ApprovalPanel task={task.data} />
+              </Suspense>
+            )}
+            {task.data.message && !(awaitingApproval(task.data) && task.data.message === waitingForApprovalMessage) && (
               <Alert variant="info" isInline title={task.data.message} className="pf-v6-u-my-md" data-testid="task-message" />
             )}
             <TaskOutputView projectId={project.id} taskId={taskId} />

@@ -1,3 +1,5 @@
+import type { TaskApproval } from '../approvals/types';
+
 /** Task statuses (docs/features.md §4). */
 export const taskStatuses = [
   'waiting',
@@ -43,4 +45,6 @@ export interface Task {
   tpl_alias?: string;
   tpl_type?: '' | 'build' | 'deploy';
   tpl_app?: string;
+  /** Bastion's: the approval of a task whose template requires one. */
+  approval?: TaskApproval;
 }

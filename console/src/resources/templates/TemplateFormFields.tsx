@@ -14,6 +14,7 @@ import { useProjectOptions, type Named } from './useProjectOptions';
 import { useApps, useTemplates } from './useTemplates';
 import type { TemplateField, TemplateFormValues } from './validation';
 import './TemplateFormFields.css';
+import { RequireApprovalField } from '../approvals/RequireApprovalField';
 
 interface TemplateFormFieldsProps {
   values: TemplateFormValues;
@@ -134,6 +135,7 @@ export function TemplateFormFields({ values, set, errors, cronError, templateId 
           onChange={(v) => set('allowOverrideExtraVars', v)}
         />
         <CheckboxField id="template-suppress-alerts" label={t('Suppress success alerts')} checked={values.suppressSuccessAlerts} onChange={(v) => set('suppressSuccessAlerts', v)} />
+        <RequireApprovalField checked={values.requireApproval} onChange={(v) => set('requireApproval', v)} />
       </FormSection>
 
       <FormSection title={t('Survey')} titleElement="h2">

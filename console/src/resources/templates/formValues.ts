@@ -30,6 +30,7 @@ export function emptyTemplateValues(app = '', viewId?: number): TemplateFormValu
     allowOverridePlaybook: false,
     allowOverrideExtraVars: false,
     suppressSuccessAlerts: false,
+    requireApproval: false,
     surveyVars: [],
   };
 }
@@ -59,6 +60,7 @@ export function templateValues(template: Template, schedule: Schedule | undefine
     allowOverridePlaybook: !!template.allow_override_playbook_in_task,
     allowOverrideExtraVars: !!template.allow_override_extra_vars_in_task,
     suppressSuccessAlerts: template.suppress_success_alerts,
+    requireApproval: !!template.require_approval,
     surveyVars: template.survey_vars ?? [],
   };
 }
@@ -96,6 +98,7 @@ export function templateRequest(values: TemplateFormValues, existing?: Template)
     allow_override_playbook_in_task: values.allowOverridePlaybook,
     allow_override_extra_vars_in_task: values.allowOverrideExtraVars,
     suppress_success_alerts: values.suppressSuccessAlerts,
+    require_approval: values.requireApproval,
     survey_vars: values.surveyVars.map(normalizeSurveyVar),
   };
 }

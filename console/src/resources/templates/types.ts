@@ -42,6 +42,8 @@ export interface Template {
   allow_override_playbook_in_task?: boolean;
   allow_override_extra_vars_in_task?: boolean;
   suppress_success_alerts: boolean;
+  /** Bastion's: tasks wait for an approver before they run. */
+  require_approval?: boolean;
   last_task: Task | null;
   /** The last task's id (docs/features.md §3); older servers leave it out: use last_task. */
   last_task_id?: number | null;

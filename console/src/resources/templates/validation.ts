@@ -32,6 +32,7 @@ export interface TemplateFormValues {
   allowOverridePlaybook: boolean;
   allowOverrideExtraVars: boolean;
   suppressSuccessAlerts: boolean;
+  requireApproval: boolean;
   surveyVars: SurveyVar[];
 }
 
