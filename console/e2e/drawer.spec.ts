@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { admin, apiAs, createProject, unique, useSession } from './helpers';
+import { admin, apiAs, createProject, screenshot, unique, useSession } from './helpers';
 
 // docs/features.md §2, §9: a 260-pixel drawer, fixed from 960 pixels up, toggled below.
 test('the drawer is 260 pixels wide, fixed on a desktop and toggled on a narrow screen', async ({ page, baseURL }, testInfo) => {
@@ -74,4 +74,44 @@ test('/users and the sign-in screen have no drawer', async ({ page, baseURL }) =
   await expect(page.getByRole('grid', { name: 'Users' })).toBeVisible();
   await expect(page.locator('#drawer')).toHaveCount(0);
   await expect(page.locator('#drawer-toggle')).toHaveCount(0);
+});
+
+// Issue #23 item 7: from 720 pixels high every drawer entry, the user menu at
+// its foot included, is in view without scrolling; lower, the drawer scrolls
+// (the page does not) and the foot is reached by scrolling the drawer. An
+// admin sees every entry a project has.
+test('every drawer entry fits from 720 pixels high, and the drawer scrolls below that @desktop', async ({ page, baseURL }, testInfo) => {
+  const api = await apiAs(baseURL!, admin.username, admin.password);
+  const project = await createProject(api, unique(testInfo, 'fits'));
+  await useSession(page, api);
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await page.goto(`/project/${project.id}/activity`);
+  await expect(page.getByRole('heading', { name: 'Activity' })).toBeVisible();
+
+  const drawer = page.locator('#drawer');
+  const links = drawer.getByRole('navigation', { name: 'Project' }).getByRole('link');
+  await expect(links).toHaveCount(10);
+  const entries = [
+    page.getByTestId('project-switcher'),
+    ...(await links.all()),
+    page.getByRole('switch', { name: 'Dark mode' }),
+    page.getByTestId('language-menu'),
+    page.getByTestId('user-menu'),
+  ];
+  const scrollOf = () => drawer.evaluate((el) => ({ top: el.scrollTop, overflow: el.scrollHeight - el.clientHeight }));
+  for (const entry of entries) await expect(entry).toBeInViewport({ ratio: 1 });
+  expect(await scrollOf()).toEqual({ top: 0, overflow: 0 });
+  await screenshot(page, testInfo, 'drawer-720');
+
+  await page.setViewportSize({ width: 1280, height: 560 });
+  const userMenu = page.getByTestId('user-menu');
+  await expect(userMenu).not.toBeInViewport();
+  expect((await scrollOf()).overflow).toBeGreaterThan(0);
+  // The page itself does not scroll: only the drawer does.
+  expect(await page.evaluate(() => document.scrollingElement!.scrollHeight - window.innerHeight)).toBeLessThanOrEqual(0);
+  await drawer.hover();
+  await page.mouse.wheel(0, 1000);
+  await expect(userMenu).toBeInViewport({ ratio: 1 });
+  expect((await scrollOf()).top).toBeGreaterThan(0);
+  await screenshot(page, testInfo, 'drawer-560-scrolled');
 });

@@ -12,8 +12,11 @@ export function Preferences() {
   const [languageOpen, setLanguageOpen] = useState(false);
   const language = currentLanguage();
 
+  // Its own height, not PatternFly's full one: a stack as tall as the
+  // drawer's foot pushed the user menu below it, out of sight (issue #23).
+  // The margin is inline: the console does not ship PatternFly's utilities.
   return (
-    <Stack hasGutter className="pf-v6-u-mb-md">
+    <Stack hasGutter style={{ height: 'auto', marginBottom: 'var(--pf-t--global--spacer--md)' }}>
       <Switch
         id="dark-mode"
         label={t('Dark mode')}

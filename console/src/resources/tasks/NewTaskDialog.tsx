@@ -1,5 +1,5 @@
-import { useEffect, useState } from 'react';
-import { FormGroup, FormSelect, FormSelectOption, TextArea } from '@patternfly/react-core';
+import { useState } from 'react';
+import { FormGroup, TextArea } from '@patternfly/react-core';
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router-dom';
 import { errorMessage } from '../../api/errors';
@@ -9,8 +9,9 @@ import { useLazyValidation } from '../../components/useLazyValidation';
 import type { Template } from '../templates/types';
 import { useTaskAction } from './taskAction';
 import type { Task } from './types';
-import { useBuildTasks, useStartTask, type NewTask } from './useTasks';
-import { surveyAnswers, surveyEnvironment, surveyField, surveySecret, validateNewTask, type NewTaskValues } from './validation';
+import { TaskAnswerFields } from './TaskAnswerFields';
+import { useStartTask } from './useTasks';
+import { newTaskRequest, surveyAnswers, validateNewTask, type NewTaskValues } from './validation';
 
 export interface NewTaskDialogProps {
   template: Template;
@@ -32,12 +33,6 @@ function initialValues(rerunOf?: Task): NewTaskValues {
   };
 }
 
-/** How a build reads in the version list: its version, else its number, and its note. */
-function buildLabel(task: Task): string {
-  const name = task.version || `#${task.id}`;
-  return task.message ? `${name} — ${task.message}` : name;
-}
-
 /**
  * The new task dialog (docs/features.md §4, §5): a deploy picks one of its build
  * template's successful builds (the newest first, selected by default),
@@ -48,34 +43,15 @@ export function NewTaskDialog({ template, rerunOf, onClose }: NewTaskDialogProps
   const { t } = useTranslation('tasks');
   const [, setSearchParams] = useSearchParams();
   const start = useStartTask(template.project_id);
-  const isDeploy = template.type === 'deploy';
-  const builds = useBuildTasks(template.project_id, isDeploy ? template.build_template_id : null);
+  const [buildsError, setBuildsError] = useState<Error | null>(null);
   const [values, setValues] = useState<NewTaskValues>(() => initialValues(rerunOf));
   const say = (key: string, vars?: Record<string, string>) => t(key, vars);
   const { errors, check } = useLazyValidation(values, (v) => validateNewTask(v, template, say));
   const set = <K extends keyof NewTaskValues>(key: K, value: NewTaskValues[K]) => setValues((v) => ({ ...v, [key]: value }));
 
-  // The newest successful build is the default version (docs/features.md §4).
-  const firstBuild = builds.data?.[0]?.id;
-  useEffect(() => {
-    if (firstBuild !== undefined) setValues((v) => (v.buildTaskId ? v : { ...v, buildTaskId: String(firstBuild) }));
-  }, [firstBuild]);
-
   const onSave = () => {
     if (!check()) return;
-    const task: NewTask = {
-      template_id: template.id,
-      message: values.message.trim(),
-      environment: surveyEnvironment(template, values.survey),
-      debug: values.debug,
-      dry_run: values.dryRun,
-      diff: values.diff,
-    };
-    const secret = surveySecret(template, values.survey);
-    if (secret) task.secret = secret;
-    if (isDeploy) task.build_task_id = Number(values.buildTaskId);
-    if (template.allow_override_args_in_task && values.arguments.trim()) task.arguments = values.arguments.trim();
-    if (template.allow_override_branch_in_task && values.branch.trim()) task.git_branch = values.branch.trim();
+    const task = newTaskRequest(template, values);
     start.mutate(task, {
       onSuccess: (created) => {
         onClose();
@@ -88,7 +64,7 @@ export function NewTaskDialog({ template, rerunOf, onClose }: NewTaskDialogProps
   };
 
   const action = useTaskAction()(template.type, !!rerunOf);
-  const failure = start.error ?? builds.error;
+  const failure = start.error ?? buildsError;
   return (
     <FormDialog
       title={t('{{action}} {{template}}', { action, template: template.name })}
@@ -100,43 +76,14 @@ export function NewTaskDialog({ template, rerunOf, onClose }: NewTaskDialogProps
       error={failure ? errorMessage(failure) : undefined}
       maxWidth={640}
     >
-      {isDeploy && (
-        <FormGroup label={t('Build version')} fieldId="task-build" isRequired>
-          <FormSelect
-            id="task-build"
-            value={values.buildTaskId}
-            onChange={(_event, id) => set('buildTaskId', id)}
-            validated={errors.buildTaskId ? 'error' : 'default'}
-            isDisabled={start.isPending || builds.isPending}
-            aria-label={t('Build version')}
-          >
-            <FormSelectOption
-              value=""
-              label={builds.isPending ? t('Loading builds…') : builds.data?.length ? t('Select a build') : t('No successful builds')}
-              isPlaceholder
-            />
-            {builds.data?.map((build) => (
-              <FormSelectOption key={build.id} value={String(build.id)} label={buildLabel(build)} />
-            ))}
-          </FormSelect>
-          <FieldError error={errors.buildTaskId} />
-        </FormGroup>
-      )}
-      {(template.survey_vars ?? []).map((variable) => (
-        <TextField
-          key={variable.name}
-          id={`task-survey-${variable.name}`}
-          label={variable.title || variable.name}
-          value={values.survey[variable.name] ?? ''}
-          onChange={(value) => set('survey', { ...values.survey, [variable.name]: value })}
-          error={errors[surveyField(variable)]}
-          isRequired={variable.required}
-          inputMode={variable.type === 'int' ? 'numeric' : undefined}
-          type={variable.type === 'secret' ? 'password' : undefined}
-          autoComplete={variable.type === 'secret' ? 'off' : undefined}
-          helper={variable.description || undefined}
-        />
-      ))}
+      <TaskAnswerFields
+        template={template}
+        values={values}
+        onChange={(patch) => setValues((v) => ({ ...v, ...patch }))}
+        errors={errors}
+        isDisabled={start.isPending}
+        onBuildsError={setBuildsError}
+      />
       <TextField id="task-message" label={t('Message')} value={values.message} onChange={(v) => set('message', v)} />
       {template.allow_override_args_in_task && (
         <FormGroup label={t('Arguments')} fieldId="task-arguments">

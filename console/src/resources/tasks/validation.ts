@@ -1,5 +1,6 @@
 import type { Errors } from '../../components/useLazyValidation';
 import type { SurveyVar, Template } from '../templates/types';
+import type { NewTask } from './useTasks';
 
 /** The new task form (docs/features.md §3 Task, §5 survey variable and deploy task). */
 export interface NewTaskValues {
@@ -78,6 +79,28 @@ export function surveyEnvironment(template: Template, survey: Record<string, str
 export function surveySecret(template: Template, survey: Record<string, string>): string | undefined {
   const secret = answersOf(template, survey, true);
   return Object.keys(secret).length ? JSON.stringify(secret) : undefined;
+}
+
+/**
+ * The body of POST /tasks for a valid form: the one place that says which
+ * answers go where (secret ones in `secret`), so the new task dialog and
+ * Run all (docs/features.md, issue #23) start tasks alike.
+ */
+export function newTaskRequest(template: Template, values: NewTaskValues): NewTask {
+  const task: NewTask = {
+    template_id: template.id,
+    message: values.message.trim(),
+    environment: surveyEnvironment(template, values.survey),
+    debug: values.debug,
+    dry_run: values.dryRun,
+    diff: values.diff,
+  };
+  const secret = surveySecret(template, values.survey);
+  if (secret) task.secret = secret;
+  if (template.type === 'deploy') task.build_task_id = Number(values.buildTaskId);
+  if (template.allow_override_args_in_task && values.arguments.trim()) task.arguments = values.arguments.trim();
+  if (template.allow_override_branch_in_task && values.branch.trim()) task.git_branch = values.branch.trim();
+  return task;
 }
 
 function answersOf(template: Template, survey: Record<string, string>, secret: boolean): Record<string, string> {

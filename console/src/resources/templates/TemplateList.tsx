@@ -31,6 +31,8 @@ import { useTemplates } from './useTemplates';
 
 // The views dialog (with its drag and drop) loads when first opened.
 const EditViewsDialog = lazy(async () => ({ default: (await import('../views/EditViewsDialog')).EditViewsDialog }));
+// Run all's dialog, its words and its loop load when asked for (issue #23).
+const RunAllDialog = lazy(async () => ({ default: (await import('../views/RunAllDialog')).RunAllDialog }));
 
 /** The state a tab link carries: the user chose "All", so no redirect to the last view. */
 const chosen = { allChosen: true };
@@ -51,10 +53,13 @@ export function TemplateList({ viewId }: { viewId?: number }) {
   const templates = viewId === undefined ? all : inView;
   const [hidden, setHidden] = useHiddenColumns('templates', templateColumns);
   const [editingViews, setEditingViews] = useState(false);
+  const [runningAll, setRunningAll] = useState(false);
   const manage = can(Permission.manageProjectResources);
   const remembered = lastView(project.id);
   const allChosen = (location.state as typeof chosen | null)?.allChosen === true;
   const viewExists = (id: number | undefined) => id !== undefined && views.data?.some((v) => v.id === id);
+  const view = viewId === undefined ? undefined : views.data?.find((v) => v.id === viewId);
+  const canRunAll = view && can(Permission.runProjectTasks) && !!templates.data?.length;
 
   useEffect(() => {
     if (viewId !== undefined ? viewExists(viewId) : allChosen) rememberView(project.id, viewId ?? null);
@@ -98,6 +103,13 @@ export function TemplateList({ viewId }: { viewId?: number }) {
             ]}
           </Tabs>
         </FlexItem>
+        {canRunAll && (
+          <FlexItem>
+            <Button variant="secondary" size="sm" onClick={() => setRunningAll(true)}>
+              {t('Run all')}
+            </Button>
+          </FlexItem>
+        )}
         {manage && (
           <FlexItem>
             <Button variant="plain" icon={<PencilAltIcon />} aria-label={t('Edit views')} onClick={() => setEditingViews(true)} isDisabled={!views.data} />
@@ -130,6 +142,11 @@ export function TemplateList({ viewId }: { viewId?: number }) {
         <div style={{ overflowX: 'auto' }}>
           <TemplateTable projectId={project.id} templates={templates.data} hidden={hidden} base={base} />
         </div>
+      )}
+      {runningAll && view && templates.data && (
+        <Loading>
+          <RunAllDialog projectId={project.id} viewTitle={view.title} templates={templates.data} onClose={() => setRunningAll(false)} />
+        </Loading>
       )}
       {editingViews && views.data && (
         <Loading>

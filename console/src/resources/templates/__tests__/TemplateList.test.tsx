@@ -110,6 +110,28 @@ describe('the template list (docs/features.md §2)', () => {
     await waitFor(() => expect(localStorage.getItem('project1__lastVisitedViewId')).toBeNull());
   });
 
+  it('offers Run all on a view’s tab to whoever may run tasks, not on All nor to a guest (issue #23)', async () => {
+    const inViews = (
+      <Routes>
+        <Route path="templates/*" element={<TemplateRoutes />} />
+        <Route path="views/*" element={<TemplateRoutes />} />
+      </Routes>
+    );
+    const view = { ...routes, 'GET /project/1/views/4/templates': [200, [templates[2]]] as [number, unknown] };
+    for (const [role, permissions, path, offered] of [
+      ['task_runner', 1, '/project/1/views/4/templates', true],
+      ['guest', 0, '/project/1/views/4/templates', false],
+      ['owner', 15, '/project/1/templates', false],
+    ] as const) {
+      stubApi(view);
+      const shown = renderWithProviders(inProject(inViews, infra, { ...alice }, role, permissions), { path, route: '/project/:projectId/*' });
+      await screen.findByRole('link', { name: 'Ping' });
+      expect(screen.queryByRole('button', { name: 'Run all' }) !== null).toBe(offered);
+      shown.unmount();
+      localStorage.clear();
+    }
+  });
+
   it('shows an empty state when the project has no templates', async () => {
     stubApi({ ...routes, 'GET /project/1/templates': [200, []] });
     renderList();
