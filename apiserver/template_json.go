@@ -42,6 +42,7 @@ type templateJSON struct {
 	SuppressSuccessAlerts bool            `json:"suppress_success_alerts"`
 	App                   string          `json:"app"`
 	Tasks                 int             `json:"tasks"`
+	managedJSON
 }
 
 // vaultJSON is a vault password of a template. Vaults are a list inside
