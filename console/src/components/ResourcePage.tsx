@@ -110,11 +110,17 @@ function ResourceTable<T extends Item>({
           <Tr key={item.id}>
             {columns.map((column, i) => (
               <Td key={column.title} dataLabel={column.title}>
-                {column.cell(item)}
-                {i === 0 && item.managed_by && (
-                  <Suspense fallback={null}>
-                    <LazyManaged by={item.managed_by} part="label" />
-                  </Suspense>
+                {i === 0 && item.managed_by ? (
+                  // One piece with the name: a phone's row shows each cell's
+                  // content as one grid item beside its label.
+                  <span>
+                    {column.cell(item)}
+                    <Suspense fallback={null}>
+                      <LazyManaged by={item.managed_by} part="label" />
+                    </Suspense>
+                  </span>
+                ) : (
+                  column.cell(item)
                 )}
               </Td>
             ))}
