@@ -59,5 +59,5 @@ func (s *Server) restoreProject(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.projectEvent(r, project, "Project %s restored from a backup")
-	respond(w, http.StatusOK, toProjectJSON(project))
+	respond(w, http.StatusOK, s.toProjectJSON(project))
 }

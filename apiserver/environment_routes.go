@@ -29,6 +29,7 @@ type environmentJSON struct {
 	JSON      string                  `json:"json"`
 	Env       string                  `json:"env"`
 	Secrets   []environmentSecretJSON `json:"secrets"`
+	managedJSON
 }
 
 // environmentResource serves /project/{id}/environment. Members read;

@@ -30,6 +30,7 @@ type integrationJSON struct {
 	AuthHeader   string          `json:"auth_header"`
 	Searchable   bool            `json:"searchable"`
 	TaskParams   json.RawMessage `json:"task_params"`
+	managedJSON
 }
 
 func (s *Server) toIntegrationJSON(r *http.Request, in *bastionv1.Integration) (integrationJSON, error) {

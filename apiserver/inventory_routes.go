@@ -21,6 +21,7 @@ type inventoryJSON struct {
 	BecomeKeyID  *int64                  `json:"become_key_id"`
 	Type         bastionv1.InventoryType `json:"type"`
 	RepositoryID *int64                  `json:"repository_id"`
+	managedJSON
 }
 
 // inventoryResource serves /project/{id}/inventory. Members read; writes

@@ -29,6 +29,7 @@ type keyJSON struct {
 	SSH            keySSHJSON           `json:"ssh"`
 	OverrideSecret bool                 `json:"override_secret"`
 	Empty          bool                 `json:"empty"`
+	managedJSON
 }
 
 type keyLoginPasswordJSON struct {

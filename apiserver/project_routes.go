@@ -33,9 +33,10 @@ type projectJSON struct {
 	AlertChat        *string   `json:"alert_chat"`
 	MaxParallelTasks int32     `json:"max_parallel_tasks"`
 	Type             string    `json:"type"`
+	managedJSON
 }
 
-func toProjectJSON(p *bastionv1.Project) projectJSON {
+func (s *Server) toProjectJSON(p *bastionv1.Project) projectJSON {
 	id, _ := ids.FromLabels(p)
 	out := projectJSON{
 		ID: id, Name: p.Spec.DisplayName, Created: p.CreationTimestamp.UTC(), Alert: p.Spec.Alert,
@@ -45,6 +46,7 @@ func toProjectJSON(p *bastionv1.Project) projectJSON {
 		chat := p.Spec.AlertChat
 		out.AlertChat = &chat
 	}
+	s.markManaged(&out, p)
 	return out
 }
 
@@ -124,7 +126,7 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]projectJSON, 0, len(projects))
 	for i := range projects {
-		out = append(out, toProjectJSON(&projects[i]))
+		out = append(out, s.toProjectJSON(&projects[i]))
 	}
 	// By name, as Semaphore answers: the cache's order is arbitrary, and
 	// clients pick "the first project" from this list.
@@ -165,7 +167,7 @@ func (s *Server) createProjectRoute(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.projectEvent(r, project, "Project %s created")
-	respond(w, http.StatusCreated, toProjectJSON(project))
+	respond(w, http.StatusCreated, s.toProjectJSON(project))
 }
 
 // createProject makes a Project with p as its owner and numbers it, then
@@ -233,7 +235,7 @@ func (s *Server) projectEvent(r *http.Request, project *bastionv1.Project, forma
 }
 
 func (s *Server) getProject(w http.ResponseWriter, r *http.Request) {
-	respond(w, http.StatusOK, toProjectJSON(projectOf(r).project))
+	respond(w, http.StatusOK, s.toProjectJSON(projectOf(r).project))
 }
 
 func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) {
@@ -274,6 +276,10 @@ func (s *Server) updateProjectSpec(ctx context.Context, project *bastionv1.Proje
 		if err := s.opts.Reader.Get(ctx, clientKey(project), latest); err != nil {
 			return err
 		}
+		// Settings and team alike: a managed project's spec is its Git's.
+		if err := s.refuseManaged("project", latest); err != nil {
+			return err
+		}
 		if err := change(&latest.Spec); err != nil {
 			return err
 		}
@@ -289,6 +295,10 @@ func (s *Server) updateProjectSpec(ctx context.Context, project *bastionv1.Proje
 // and everything in it.
 func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request) {
 	project := projectOf(r).project
+	if err := s.refuseManaged("project", project); err != nil {
+		failErr(w, r, err)
+		return
+	}
 	if err := s.opts.Client.Delete(r.Context(), project); err != nil {
 		failErr(w, r, err)
 		return

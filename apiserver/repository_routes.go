@@ -20,6 +20,7 @@ type repositoryJSON struct {
 	GitURL    string `json:"git_url"`
 	GitBranch string `json:"git_branch"`
 	SSHKeyID  int64  `json:"ssh_key_id"`
+	managedJSON
 }
 
 // repositoryResource serves /project/{id}/repositories. Members read;

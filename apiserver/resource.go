@@ -124,10 +124,14 @@ func (d *resource[T, Q, A]) jsonTypes() resourceJSONTypes {
 }
 
 func (d *resource[T, Q, A]) routes(s *Server) chi.Router {
-	writers := d.writers
-	if writers == nil {
-		writers = require(permManageProjectResources)
+	allowed := d.writers
+	if allowed == nil {
+		allowed = require(permManageProjectResources)
 	}
+	// Every write, its own routes' included, is refused on an object that
+	// a GitOps tool manages (docs/gitops.md), once the permission passed.
+	unmanaged := s.unmanagedWrites(d.param, d.kind.Name)
+	writers := func(next http.Handler) http.Handler { return allowed(unmanaged(next)) }
 	r := chi.NewRouter()
 	r.Get("/", d.serveList(s))
 	r.With(writers).Post("/", d.serveCreate(s))
@@ -189,7 +193,10 @@ func (d *resource[T, Q, A]) renderList(s *Server, r *http.Request) (any, error) 
 	slices.SortStableFunc(items, order)
 	render := d.listItem
 	if render == nil {
-		render = func(s *Server, r *http.Request, obj T) (any, error) { return d.toJSON(s, r, obj) }
+		render = func(s *Server, r *http.Request, obj T) (any, error) {
+			out, err := d.toJSON(s, r, obj)
+			return &out, err
+		}
 	}
 	out := make([]any, 0, len(items))
 	for _, obj := range items {
@@ -197,6 +204,7 @@ func (d *resource[T, Q, A]) renderList(s *Server, r *http.Request) (any, error) 
 		if err != nil {
 			return nil, err
 		}
+		s.markManaged(item, obj)
 		out = append(out, item)
 	}
 	return out, nil
@@ -212,9 +220,21 @@ func byID[T client.Object](a, b T) int { return cmp.Compare(idOf(a), idOf(b)) }
 
 func (d *resource[T, Q, A]) serveGet(s *Server) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		out, err := d.toJSON(s, r, d.entity(r))
+		out, err := d.render(s, r, d.entity(r))
 		answer(w, r, http.StatusOK, out, err)
 	}
+}
+
+// render is toJSON with who manages the object (managed_by): every kind's
+// answers go through here (lists through renderList, templates' through
+// renderTemplates).
+func (d *resource[T, Q, A]) render(s *Server, r *http.Request, obj T) (*A, error) {
+	out, err := d.toJSON(s, r, obj)
+	if err != nil {
+		return nil, err
+	}
+	s.markManaged(&out, obj)
+	return &out, nil
 }
 
 func (d *resource[T, Q, A]) serveRefs(s *Server) http.HandlerFunc {
@@ -253,7 +273,7 @@ func (d *resource[T, Q, A]) serveCreate(s *Server) http.HandlerFunc {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		out, err := d.toJSON(s, r, obj)
+		out, err := d.render(s, r, obj)
 		answer(w, r, http.StatusCreated, out, err)
 	}
 }

@@ -24,6 +24,7 @@ type scheduleJSON struct {
 	Name         string `json:"name"`
 	Active       bool   `json:"active"`
 	RepositoryID *int64 `json:"repository_id"`
+	managedJSON
 }
 
 // scheduleListItem is a schedule in the project-level list, which adds
@@ -62,7 +63,7 @@ var scheduleResource = &resource[*bastionv1.Schedule, scheduleRequest, scheduleJ
 	},
 	listItem: func(s *Server, r *http.Request, sch *bastionv1.Schedule) (any, error) {
 		item, template := s.toScheduleJSON(r.Context(), projectOf(r), sch)
-		return scheduleListItem{scheduleJSON: item, TplName: template.Spec.DisplayName}, nil
+		return &scheduleListItem{scheduleJSON: item, TplName: template.Spec.DisplayName}, nil
 	},
 	listSample:    scheduleListItem{},
 	answerCreated: true,

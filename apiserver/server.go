@@ -74,6 +74,10 @@ type Options struct {
 	// DemoRepoURL is where runners clone the demo repository that the
 	// manager serves (internal/demorepo); "" refuses demo projects.
 	DemoRepoURL string
+	// EditManagedObjects lets /api edit and delete the objects that a
+	// GitOps tool manages (docs/gitops.md); off (the default) they are
+	// read-only and answers name their manager in managed_by.
+	EditManagedObjects bool
 }
 
 // Server is the HTTP handler of the manager.

@@ -43,6 +43,7 @@ type templateJSON struct {
 	RequireApproval       bool            `json:"require_approval"`
 	App                   string          `json:"app"`
 	Tasks                 int             `json:"tasks"`
+	managedJSON
 }
 
 // vaultJSON is a vault password of a template. Vaults are a list inside

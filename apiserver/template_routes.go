@@ -65,7 +65,9 @@ func (s *Server) renderTemplates(ctx context.Context, a *projectAccess, keep fun
 	out := make([]templateJSON, 0, len(templates))
 	for _, t := range templates {
 		if keep(t) {
-			out = append(out, render.template(t))
+			item := render.template(t)
+			s.markManaged(&item, t)
+			out = append(out, item)
 		}
 	}
 	return out, nil

@@ -35,6 +35,7 @@ func (s *Server) templateSchedules(w http.ResponseWriter, r *http.Request) {
 	out := make([]scheduleJSON, 0, len(schedules))
 	for i := range schedules {
 		item, _ := s.toScheduleJSON(r.Context(), a, &schedules[i])
+		s.markManaged(&item, &schedules[i])
 		out = append(out, item)
 	}
 	respond(w, http.StatusOK, out)

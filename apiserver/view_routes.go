@@ -19,6 +19,7 @@ type viewJSON struct {
 	ProjectID int64  `json:"project_id"`
 	Title     string `json:"title"`
 	Position  int32  `json:"position"`
+	managedJSON
 }
 
 func toViewJSON(a *projectAccess, v *bastionv1.View) viewJSON {

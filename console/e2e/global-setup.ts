@@ -1,7 +1,9 @@
 // Starts a throwaway `bastion dev` server for the end-to-end tests, unless
 // BASTION_URL already names a running one. The tests get the URL through
-// `use.baseURL` and the seeded admin's password as BASTION_ADMIN_PASSWORD:
-// workers inherit both from this process.
+// `use.baseURL` and the seeded admin's password as BASTION_ADMIN_PASSWORD,
+// and its cluster-admin kubeconfig as BASTION_KUBECONFIG (for tests that
+// apply objects with kubectl, as GitOps tools do): workers inherit them
+// from this process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -70,6 +72,7 @@ async function stop(child: ChildProcess): Promise<void> {
 export default async function globalSetup(): Promise<(() => Promise<void>) | undefined> {
   if (process.env.BASTION_URL) {
     if (!process.env.BASTION_ADMIN_PASSWORD) throw new Error('with BASTION_URL, set BASTION_ADMIN_PASSWORD too');
+    // BASTION_KUBECONFIG too, for e2e/gitops.spec.ts (its banner names it).
     return undefined;
   }
 
@@ -126,6 +129,8 @@ export default async function globalSetup(): Promise<(() => Promise<void>) | und
 
   process.env.BASTION_URL = url;
   process.env.BASTION_ADMIN_PASSWORD = password;
+  // `bastion dev` writes it into its data dir and names it in its banner.
+  process.env.BASTION_KUBECONFIG = join(dataDir, 'kubeconfig');
   return async () => {
     await tearDown();
   };

@@ -94,6 +94,9 @@ type managerOptions struct {
 	// git://<runner URL's host>:<DemoRepo's port>/demo.git); without it
 	// and DemoRepo, demo projects are refused.
 	DemoRepoURL string
+	// EditManagedObjects lets the API edit and delete objects that a
+	// GitOps tool manages (--allow-gitops-edits; docs/gitops.md).
+	EditManagedObjects bool
 	// Alerts configure alerts on task results (no sender: none are sent).
 	Alerts alert.Config
 	// InitialAdmin, when its password is set, is created if there are no
@@ -214,6 +217,7 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	fs.DurationVar(&opts.JobOptions.ActiveDeadline, "task-deadline", opts.JobOptions.ActiveDeadline, "longest a task may run")
 	fs.DurationVar(&opts.JobOptions.TTLAfterFinished, "task-job-ttl", opts.JobOptions.TTLAfterFinished, "how long a finished task's Job (and its pod's log) is kept; the output stays in the store")
 	fs.BoolVar(&opts.DisablePasswordLogin, "disable-password-login", false, "turn password sign-in off (single sign-on only)")
+	fs.BoolVar(&opts.EditManagedObjects, "allow-gitops-edits", false, "let the console and the API edit and delete objects that Flux, Argo CD or another app.kubernetes.io/managed-by manager keeps (off: they are read-only there and name their manager; docs/gitops.md)")
 	fs.Func("oidc-provider", "a single sign-on provider: id=…,name=…,issuer=…,client-id=…,client-secret-file=… or client-secret-ref=SECRET/KEY[,color=…,icon=…] (repeatable)", func(v string) error {
 		p, err := oidc.ParseFlag(v)
 		if err != nil {
@@ -430,6 +434,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		DisablePasswordLogin: opts.DisablePasswordLogin,
 		OIDC:                 providers,
 		DemoRepoURL:          opts.DemoRepoURL,
+		EditManagedObjects:   opts.EditManagedObjects,
 	})
 	if err := mgr.Add(&httpServer{ln: ln, srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}}); err != nil {
 		return nil, err

@@ -202,7 +202,7 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 		"--store-file=/etc/bastion/store/dsn", "--public-url=https://bastion.example.com",
 		"--task-cpu-request=250m", "--task-memory-request=512Mi", "--task-cpu-limit=", "--task-memory-limit=4Gi",
 		"--runner-url=http://bastion.bastion-system.svc:8000", "--oidc-config=/etc/bastion/config/oidc.yaml",
-		"--disable-password-login", "--runner-network-policy=/etc/bastion/config/runner-egress.yaml",
+		"--disable-password-login", "--runner-network-policy=/etc/bastion/config/runner-egress.yaml", "--allow-gitops-edits",
 		"--global-max-parallel-tasks=10", "--task-keep-last=50", "--task-deadline=2h",
 		"--runner-image-terraform=registry.example.com/bastion-runner-terraform:0.1.0", "--initial-admin-login=root",
 		"--runner-image-pull-policy=Always", "--trusted-proxies=10.244.0.0/16,192.168.0.10",

@@ -2,7 +2,7 @@
 // environment): a title, the New button for those who may write (docs/features.md §6),
 // the list's states (docs/features.md §4: a spinner while loading, the derived message
 // on failure, a helpful empty state) and a table of every row, no paging.
-import type { ReactNode } from 'react';
+import { Suspense, type ReactNode } from 'react';
 import {
   Bullseye,
   Button,
@@ -21,13 +21,21 @@ import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import type { UseQueryResult } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { errorMessage } from '../api/errors';
+import { LazyManaged } from './lazyDialogs';
+
+/** A row: managed_by is set when a GitOps tool manages it (read-only). */
+interface Item {
+  id: number;
+  name: string;
+  managed_by?: string;
+}
 
 export interface Column<T> {
   title: string;
   cell(item: T): ReactNode;
 }
 
-interface ResourcePageProps<T extends { id: number; name: string }> {
+interface ResourcePageProps<T extends Item> {
   title: string;
   newLabel: string;
   /** Whether the user may create, edit and delete (manageProjectResources). */
@@ -44,7 +52,7 @@ interface ResourcePageProps<T extends { id: number; name: string }> {
   children?: ReactNode;
 }
 
-export function ResourcePage<T extends { id: number; name: string }>(props: ResourcePageProps<T>) {
+export function ResourcePage<T extends Item>(props: ResourcePageProps<T>) {
   const { t } = useTranslation('resources');
   const { title, newLabel, canWrite, list, onNew, children } = props;
   return (
@@ -78,7 +86,7 @@ export function ResourcePage<T extends { id: number; name: string }>(props: Reso
   );
 }
 
-function ResourceTable<T extends { id: number; name: string }>({
+function ResourceTable<T extends Item>({
   title,
   columns,
   canWrite,
@@ -100,26 +108,26 @@ function ResourceTable<T extends { id: number; name: string }>({
       <Tbody>
         {items.map((item) => (
           <Tr key={item.id}>
-            {columns.map((column) => (
+            {columns.map((column, i) => (
               <Td key={column.title} dataLabel={column.title}>
-                {column.cell(item)}
+                {i === 0 && item.managed_by ? (
+                  // One piece with the name: a phone's row shows each cell's
+                  // content as one grid item beside its label.
+                  <span>
+                    {column.cell(item)}
+                    <Suspense fallback={null}>
+                      <LazyManaged by={item.managed_by} part="label" />
+                    </Suspense>
+                  </span>
+                ) : (
+                  column.cell(item)
+                )}
               </Td>
             ))}
             {canWrite && (
               <Td isActionCell>
                 <Flex flexWrap={{ default: 'nowrap' }} spaceItems={{ default: 'spaceItemsNone' }} justifyContent={{ default: 'justifyContentFlexEnd' }}>
-                  <Button
-                    variant="plain"
-                    icon={<PencilAltIcon />}
-                    aria-label={t('Edit {{name}}', { name: item.name })}
-                    onClick={() => onEdit(item)}
-                  />
-                  <Button
-                    variant="plain"
-                    icon={<TrashIcon />}
-                    aria-label={t('Delete {{name}}', { name: item.name })}
-                    onClick={() => onDelete(item)}
-                  />
+                  <RowActions item={item} onEdit={onEdit} onDelete={onDelete} />
                 </Flex>
               </Td>
             )}
@@ -127,5 +135,23 @@ function ResourceTable<T extends { id: number; name: string }>({
         ))}
       </Tbody>
     </Table>
+  );
+}
+
+/** A row's edit and delete; disabled, saying why, when a GitOps tool manages it. */
+function RowActions<T extends Item>({ item, onEdit, onDelete }: { item: T; onEdit(item: T): void; onDelete(item: T): void }) {
+  const { t } = useTranslation('resources');
+  if (item.managed_by) {
+    return (
+      <Suspense fallback={null}>
+        <LazyManaged by={item.managed_by} name={item.name} part="icons" icons={[<PencilAltIcon key="edit" />, <TrashIcon key="delete" />]} />
+      </Suspense>
+    );
+  }
+  return (
+    <>
+      <Button variant="plain" icon={<PencilAltIcon />} aria-label={t('Edit {{name}}', { name: item.name })} onClick={() => onEdit(item)} />
+      <Button variant="plain" icon={<TrashIcon />} aria-label={t('Delete {{name}}', { name: item.name })} onClick={() => onDelete(item)} />
+    </>
   );
 }

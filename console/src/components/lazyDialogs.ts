@@ -6,3 +6,9 @@ import { lazy } from 'react';
 export const LazyDeleteResourceDialog = lazy(async () => ({
   default: (await import('./DeleteResourceDialog')).DeleteResourceDialog,
 }));
+
+// What a GitOps-managed object shows instead of its edit and delete
+// (components/gitops/Managed.tsx), with its own words: loaded only when a
+// screen has such an object. Here rather than in a module of its own, so
+// that the screens' first load gains no chunk for it.
+export const LazyManaged = lazy(() => import('./gitops/Managed'));

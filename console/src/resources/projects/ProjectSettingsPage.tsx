@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { Suspense, useState, type FormEvent } from 'react';
 import {
   ActionGroup,
   Button,
@@ -19,6 +19,7 @@ import { useNotify } from '../../app/Notifications';
 import { useProjectAccess } from '../../app/permissions';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { FormDisabledContext, SaveError } from '../../components/FormFields';
+import { LazyManaged } from '../../components/lazyDialogs';
 import { useLazyValidation } from '../../components/useLazyValidation';
 import { ProjectFields, projectFormValues, projectRequest } from './ProjectForm';
 import { projectHome } from './selection';
@@ -34,6 +35,11 @@ export function ProjectSettingsPage() {
       <Title headingLevel="h1" className="pf-v6-u-mb-lg">
         {t('Project settings')}
       </Title>
+      {project.managed_by && (
+        <Suspense fallback={null}>
+          <LazyManaged by={project.managed_by} part="notice" />
+        </Suspense>
+      )}
       <Stack hasGutter style={{ maxWidth: 600 }}>
         <EditProject key={project.id} />
         <BackupProject />
@@ -50,6 +56,7 @@ function EditProject() {
   const update = useUpdateProject(project.id);
   const [values, setValues] = useState(() => projectFormValues(project));
   const { errors, check } = useLazyValidation(values, validateProject);
+  const managed = Boolean(project.managed_by);
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -64,11 +71,11 @@ function EditProject() {
       <CardBody>
         <Form onSubmit={submit} noValidate>
           <SaveError message={update.error ? errorMessage(update.error) : undefined} />
-          <FormDisabledContext.Provider value={update.isPending}>
+          <FormDisabledContext.Provider value={update.isPending || managed}>
             <ProjectFields values={values} errors={errors} onChange={setValues} />
           </FormDisabledContext.Provider>
           <ActionGroup>
-            <Button type="submit" variant="primary" isLoading={update.isPending} isDisabled={update.isPending}>
+            <Button type="submit" variant="primary" isLoading={update.isPending} isDisabled={update.isPending || managed}>
               {t('Save')}
             </Button>
           </ActionGroup>
@@ -136,7 +143,7 @@ function DeleteProject() {
       <CardTitle component="h2">{t('Delete project')}</CardTitle>
       <CardBody>
         <Content component="p">{t('Deleting a project deletes everything in it. This cannot be undone.')}</Content>
-        <Button variant="danger" onClick={() => setConfirming(true)}>
+        <Button variant="danger" onClick={() => setConfirming(true)} isDisabled={Boolean(project.managed_by)}>
           {t('Delete project')}
         </Button>
       </CardBody>

@@ -8,6 +8,8 @@ export interface Project {
   max_parallel_tasks: number;
   /** "" is a normal project. */
   type: string;
+  /** Set when a GitOps tool manages it: read-only (docs/gitops.md). */
+  managed_by?: string;
 }
 
 /** The body of POST /api/projects and PUT /api/project/{id}. */

@@ -25,7 +25,7 @@ import { errorMessage } from '../../api/errors';
 import { queryKeys } from '../../api/queryKeys';
 import { useNotify } from '../../app/Notifications';
 import { Permission, useProjectAccess } from '../../app/permissions';
-import { LazyDeleteResourceDialog as DeleteResourceDialog } from '../../components/lazyDialogs';
+import { LazyDeleteResourceDialog as DeleteResourceDialog, LazyManaged } from '../../components/lazyDialogs';
 import { TaskList } from '../tasks/TaskList';
 import { AppIcon } from './AppIcon';
 import { RunTemplateButton } from './RunTemplateButton';
@@ -91,15 +91,21 @@ export function TemplateDetail({ templateId, viewId }: { templateId: number; vie
         </Flex>
         <Flex spaceItems={{ default: 'spaceItemsSm' }}>
           <RunTemplateButton template={tpl} variant="primary" />
-          {manage && (
-            <>
-              <Button variant="secondary" size="sm" onClick={() => navigate(`${list}/${tpl.id}/edit`)}>
-                {t('Edit')}
-              </Button>
-              <Button variant="secondary" size="sm" isDanger onClick={() => setDeleting(true)}>
-                {t('Delete')}
-              </Button>
-            </>
+          {tpl.managed_by ? (
+            <Suspense fallback={null}>
+              <LazyManaged by={tpl.managed_by} part={manage ? 'buttons' : 'label'} />
+            </Suspense>
+          ) : (
+            manage && (
+              <>
+                <Button variant="secondary" size="sm" onClick={() => navigate(`${list}/${tpl.id}/edit`)}>
+                  {t('Edit')}
+                </Button>
+                <Button variant="secondary" size="sm" isDanger onClick={() => setDeleting(true)}>
+                  {t('Delete')}
+                </Button>
+              </>
+            )
           )}
         </Flex>
       </Flex>

@@ -16,6 +16,8 @@ export interface SurveyVar {
 /** A template as /api answers it (api-contract.md). */
 export interface Template {
   id: number;
+  /** Set when a GitOps tool manages it: read-only (docs/gitops.md). */
+  managed_by?: string;
   project_id: number;
   name: string;
   description: string;
