@@ -42,6 +42,8 @@ type templateJSON struct {
 	SuppressSuccessAlerts bool            `json:"suppress_success_alerts"`
 	App                   string          `json:"app"`
 	Tasks                 int             `json:"tasks"`
+	// TaskPods override the project's task_pods (ours).
+	TaskPods taskPodsJSON `json:"task_pods"`
 }
 
 // vaultJSON is a vault password of a template. Vaults are a list inside
@@ -115,6 +117,8 @@ type templateRequest struct {
 	SurveyVars            []surveyVarJSON `json:"survey_vars"`
 	SuppressSuccessAlerts bool            `json:"suppress_success_alerts"`
 	App                   string          `json:"app"`
+	// TaskPods: absent or null keeps the stored settings.
+	TaskPods *taskPodsJSON `json:"task_pods"`
 }
 
 var (
@@ -207,6 +211,12 @@ func (s *Server) templateSpec(ctx context.Context, a *projectAccess, req *templa
 		AllowOverrideArgsInTask: req.AllowOverrideArgsInTask, SuppressSuccessAlerts: req.SuppressSuccessAlerts,
 	}
 	req.taskOverridesJSON.apply(&spec)
+	if req.TaskPods != nil {
+		var err error
+		if spec.TaskPods, err = req.TaskPods.settings(s.opts.TaskPods); err != nil {
+			return spec, err
+		}
+	}
 	for _, v := range req.SurveyVars {
 		sv := bastionv1.SurveyVar{Name: v.Name, Title: strings.TrimSpace(v.Title), Description: v.Description, Type: v.Type, Required: v.Required}
 		for _, val := range v.Values {
@@ -294,7 +304,7 @@ func (t *templateRender) template(tpl *bastionv1.Template) templateJSON {
 		Arguments: argumentsText(tpl.Spec.Arguments), AllowOverrideArgsInTask: tpl.Spec.AllowOverrideArgsInTask,
 		Description: tpl.Spec.Description, Type: string(tpl.Spec.Type), StartVersion: tpl.Spec.StartVersion,
 		Autorun: tpl.Spec.Autorun, GitBranch: tpl.Spec.GitBranch, SuppressSuccessAlerts: tpl.Spec.SuppressSuccessAlerts,
-		App: string(tpl.Spec.App), taskOverridesJSON: overridesJSON(&tpl.Spec),
+		App: string(tpl.Spec.App), taskOverridesJSON: overridesJSON(&tpl.Spec), TaskPods: toTaskPodsJSON(tpl.Spec.TaskPods),
 		RepositoryID:  v.refID(&tpl.Spec.RepositoryRef, "repository"),
 		EnvironmentID: v.refID(&tpl.Spec.EnvironmentRef, "environment"),
 		InventoryID:   nullable(v.refID(tpl.Spec.InventoryRef, "inventory")),

@@ -82,7 +82,7 @@ func (s *Server) toTemplateJSON(r *http.Request, t *bastionv1.Template) (templat
 
 // buildTemplate checks a request (docs/features.md §5 and the task-variable rules) and
 // maps its ids to references; keepLast is not part of the API, and stays
-// what kubectl set.
+// what kubectl set, as task pod settings do when the request has none.
 func buildTemplate(s *Server, r *http.Request, req *templateRequest, old *bastionv1.Template) (func(*bastionv1.Template) error, error) {
 	if err := req.validate(); err != nil {
 		return nil, err
@@ -90,6 +90,9 @@ func buildTemplate(s *Server, r *http.Request, req *templateRequest, old *bastio
 	spec, err := s.templateSpec(r.Context(), projectOf(r), req, old.Name)
 	return func(t *bastionv1.Template) error {
 		spec.KeepLast = t.Spec.KeepLast
+		if req.TaskPods == nil {
+			spec.TaskPods = t.Spec.TaskPods
+		}
 		t.Spec = spec
 		return nil
 	}, err

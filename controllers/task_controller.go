@@ -28,6 +28,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/runproto"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/taskpods"
 )
 
 // TaskFinalizer keeps a Task until its run is released (a local process
@@ -67,6 +68,9 @@ type TaskReconciler struct {
 	// InputGrace is how long a new task waits for its template and inputs
 	// before it fails (0 = DefaultInputGrace; see task_wait.go).
 	InputGrace time.Duration
+	// TaskPods is what the cluster admin lets projects and templates
+	// choose for their task pods (runner images, service accounts).
+	TaskPods taskpods.Policy
 
 	admission admission
 }
