@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { Suspense, useState, type FormEvent } from 'react';
 import {
   ActionGroup,
   Button,
@@ -21,6 +21,7 @@ import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { FormDisabledContext, SaveError } from '../../components/FormFields';
 import { useLazyValidation } from '../../components/useLazyValidation';
 import { ProjectFields, projectFormValues, projectRequest } from './ProjectForm';
+import { LazyProjectTaskPodsCard } from '../taskpods/lazy';
 import { projectHome } from './selection';
 import { downloadBackup, useDeleteProject, useProjects, useUpdateProject } from './useProjects';
 import { validateProject } from './validation';
@@ -36,6 +37,9 @@ export function ProjectSettingsPage() {
       </Title>
       <Stack hasGutter style={{ maxWidth: 600 }}>
         <EditProject key={project.id} />
+        <Suspense fallback={null}>
+          <LazyProjectTaskPodsCard key={project.id} />
+        </Suspense>
         <BackupProject />
         <DeleteProject />
       </Stack>

@@ -60,6 +60,7 @@ export function templateValues(template: Template, schedule: Schedule | undefine
     allowOverrideExtraVars: !!template.allow_override_extra_vars_in_task,
     suppressSuccessAlerts: template.suppress_success_alerts,
     surveyVars: template.survey_vars ?? [],
+    taskPods: template.task_pods,
   };
 }
 
@@ -97,5 +98,6 @@ export function templateRequest(values: TemplateFormValues, existing?: Template)
     allow_override_extra_vars_in_task: values.allowOverrideExtraVars,
     suppress_success_alerts: values.suppressSuccessAlerts,
     survey_vars: values.surveyVars.map(normalizeSurveyVar),
+    task_pods: values.taskPods,
   };
 }
