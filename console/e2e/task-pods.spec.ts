@@ -59,7 +59,10 @@ test('a project’s task pod settings and a template’s override are edited and
   await card.getByLabel('CPU limit').fill('');
 
   await shootAll(page, testInfo, 'task-pods-project', `/project/${project.id}/settings`, async () => {
-    await expect(page.getByRole('form', { name: 'Where tasks run' }).getByLabel('Node selector')).toHaveValue('pool=automation');
+    const selector = page.getByRole('form', { name: 'Where tasks run' }).getByLabel('Node selector');
+    await expect(selector).toHaveValue('pool=automation');
+    // The page scrolls inside its frame: bring the settings into the picture.
+    await selector.scrollIntoViewIfNeeded();
   });
 
   // The template overrides the node selector and a limit.
@@ -78,5 +81,6 @@ test('a project’s task pod settings and a template’s override are edited and
 
   await shootAll(page, testInfo, 'task-pods-template', editor, async () => {
     await expect(page.getByLabel('Node selector')).toHaveValue('accelerator=nvidia');
+    await page.getByRole('button', { name: 'Where tasks run' }).scrollIntoViewIfNeeded();
   });
 });
