@@ -55,7 +55,7 @@ func ParseImages(v string) ([]Image, error) {
 			return nil, fmt.Errorf("want name=image pairs separated by commas, not %q", pair)
 		}
 		if errs := validation.IsDNS1123Subdomain(strings.ToLower(name)); len(errs) > 0 || len(name) > 63 {
-			return nil, fmt.Errorf("runner image name %q: use letters, digits, '-', '_' or '.', at most 63", name)
+			return nil, fmt.Errorf("runner image name %q: use letters, digits, '-' or '.', at most 63", name)
 		}
 		if slices.ContainsFunc(images, func(i Image) bool { return i.Name == name }) {
 			return nil, fmt.Errorf("runner image name %q is given twice", name)
