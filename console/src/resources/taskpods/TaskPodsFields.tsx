@@ -7,6 +7,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { apiGet } from '../../api/client';
 import { errorMessage } from '../../api/errors';
+import { queryKeys } from '../../api/queryKeys';
 import { useNotify } from '../../app/Notifications';
 import { useProjectAccess } from '../../app/permissions';
 import { FormDisabledContext, SaveError, TextField } from '../../components/FormFields';
@@ -39,7 +40,7 @@ const resourceFields = [
 ] as const;
 
 export function useTaskPodOptions() {
-  return useQuery({ queryKey: ['task_pods', 'options'], queryFn: () => apiGet<TaskPodOptions>('/task_pods/options'), staleTime: Infinity });
+  return useQuery({ queryKey: queryKeys.taskPodOptions, queryFn: () => apiGet<TaskPodOptions>('/task_pods/options'), staleTime: Infinity });
 }
 
 /** The fields; in the template editor they fold away until opened, or while a template has none. */
