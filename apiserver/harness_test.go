@@ -35,6 +35,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/taskpods"
 	"github.com/bastion-dev/bastion/internal/users"
 )
 
@@ -44,6 +45,14 @@ import (
 // of this package run without it.
 
 const managerNamespace = "bastion-system"
+
+// harnessTaskPods are the runner images and service accounts the cluster
+// admin allows, as the chart's tasks.runnerImages and
+// tasks.serviceAccounts set them (task_pods_test.go).
+var harnessTaskPods = taskpods.Policy{
+	Images:          []taskpods.Image{{Name: "ansible-gpu", Image: "registry.example.com/runner-ansible-gpu:1.2"}, {Name: "tf-1.9", Image: "registry.example.com/runner-terraform:1.9"}},
+	ServiceAccounts: []string{"deployer"},
+}
 
 type apiEnv struct {
 	URL   string
@@ -223,6 +232,7 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 	err = controllers.Setup(mgr, controllers.Options{
 		ManagerNamespace: managerNamespace, IDs: alloc, Store: st, Keys: keys,
 		Launcher: &launch.JobLauncher{Client: mgr.GetClient(), Options: launch.DefaultJobOptions()},
+		TaskPods: harnessTaskPods,
 	})
 	if err != nil {
 		return nil, stops, err
@@ -238,7 +248,8 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 		Version: "test", PublicURL: "http://" + srv.Listener.Addr().String(),
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Keys: keys, Store: st, Hub: live,
 		Users: userStore, IDs: alloc, ManagerNamespace: managerNamespace,
-		Auth: apiserver.AuthOptions{Now: clock.Now},
+		Auth:     apiserver.AuthOptions{Now: clock.Now},
+		TaskPods: harnessTaskPods,
 	}
 	srv.Config.Handler = apiserver.New(opts)
 	srv.Start()

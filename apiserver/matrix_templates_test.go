@@ -23,6 +23,10 @@ var templatesMatrix = []matrixRow{
 	{"GET", "/api/project/{project}/templates/{template}", "", members(200), seedTemplate, false},
 	{"PUT", "/api/project/{project}/templates/{template}", `{"name":"T2","playbook":"site.yml","repository_id":{repo},"environment_id":{env}}`,
 		needs(204, manager, owner), seedTemplate, false},
+	// A template's task pod settings (issue 23) are a template write too;
+	// the admin's allowlist bounds the service account, not the role.
+	{"PUT", "/api/project/{project}/templates/{template}", `{"name":"T2","playbook":"site.yml","repository_id":{repo},"environment_id":{env},"task_pods":{"service_account":"deployer","runner_image":"ansible-gpu"}}`,
+		needs(204, manager, owner), seedTemplate, false},
 	{"DELETE", "/api/project/{project}/templates/{template}", "", needs(204, manager, owner), seedTemplate, false},
 	{"GET", "/api/project/{project}/templates/{template}/refs", "", members(200), seedTemplate, false},
 	{"GET", "/api/project/{project}/templates/{template}/tasks?status=success", "", members(200), seedTemplate, false},

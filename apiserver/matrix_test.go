@@ -81,6 +81,9 @@ var matrix = []matrixRow{
 	{"GET", "/api/events", "", signedIn(200), nil, false},
 	{"GET", "/api/openapi.json", "", expect{"*": 200}, nil, false},
 	{"GET", "/api/events/last", "", signedIn(200), nil, false},
+	// What the cluster admin allows task pods (issue 23): names only, to
+	// choose from; choosing is updateProject or a template's write.
+	{"GET", "/api/task_pods/options", "", signedIn(200), nil, false},
 	{"GET", "/api/user/tokens", "", signedIn(200), nil, false},
 	{"POST", "/api/user/tokens", "", signedIn(201), nil, false},
 
@@ -104,6 +107,8 @@ var matrix = []matrixRow{
 	{"GET", "/api/project/{project}/events/last", "", members(200), nil, false},
 	{"GET", "/api/project/{project}/backup", "", members(200), nil, false},
 	{"PUT", "/api/project/{project}", `{"name":"renamed"}`, needs(204, owner), nil, false},
+	// Where its tasks run and as which allowed service account: the owner's.
+	{"PUT", "/api/project/{project}", `{"name":"renamed","task_pods":{"service_account":"deployer","node_selector":{"pool":"a"}}}`, needs(204, owner), nil, false},
 	{"DELETE", "/api/project/{project}", "", needs(204, owner), nil, false},
 
 	// Team.

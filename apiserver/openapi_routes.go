@@ -150,6 +150,7 @@ func openAPIOps() []opDoc {
 		op(get, "/events", "The events of the projects the user is a member of").answers(status200, []eventJSON{}),
 		op(get, "/events/last", "The latest events of the user's projects").answers(status200, []eventJSON{}),
 		op(get, "/apps", "The kinds of template (apps) and their looks").answers(status200, []appJSON{}),
+		op(get, "/task_pods/options", "The runner images and service accounts projects and templates may choose").answers(status200, taskPodOptionsJSON{}),
 		op(get, "/ws", "The live-update websocket").answers(http.StatusSwitchingProtocols, nil).
 			note("Upgrades to a websocket carrying the events and task output of the user's projects."),
 

@@ -22,6 +22,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/objname"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/taskpods"
 )
 
 // projectJSON is a project as the API shows it (api-contract.md).
@@ -34,13 +35,15 @@ type projectJSON struct {
 	MaxParallelTasks int32     `json:"max_parallel_tasks"`
 	Type             string    `json:"type"`
 	managedJSON
+	// TaskPods are the defaults of the project's task pods (ours).
+	TaskPods taskPodsJSON `json:"task_pods"`
 }
 
 func (s *Server) toProjectJSON(p *bastionv1.Project) projectJSON {
 	id, _ := ids.FromLabels(p)
 	out := projectJSON{
 		ID: id, Name: p.Spec.DisplayName, Created: p.CreationTimestamp.UTC(), Alert: p.Spec.Alert,
-		MaxParallelTasks: p.Spec.MaxParallelTasks, Type: p.Spec.Type,
+		MaxParallelTasks: p.Spec.MaxParallelTasks, Type: p.Spec.Type, TaskPods: toTaskPodsJSON(p.Spec.TaskPods),
 	}
 	if p.Spec.AlertChat != "" {
 		chat := p.Spec.AlertChat
@@ -58,12 +61,16 @@ type projectRequest struct {
 	AlertChat        *string         `json:"alert_chat"`
 	MaxParallelTasks json.RawMessage `json:"max_parallel_tasks"`
 	Type             string          `json:"type"`
+	// TaskPods: absent or null keeps the stored settings.
+	TaskPods *taskPodsJSON `json:"task_pods"`
 	// Demo fills the new project with the demo resources.
 	Demo bool `json:"demo"`
 }
 
 // spec validates the request by docs/features.md §5 and returns the project's fields.
-func (req projectRequest) spec() (bastionv1.ProjectSpec, error) {
+// Task pod settings are checked against policy; absent, the spec has none
+// (an update keeps the stored ones: see updateProject).
+func (req projectRequest) spec(policy taskpods.Policy) (bastionv1.ProjectSpec, error) {
 	if strings.TrimSpace(req.Name) == "" {
 		return bastionv1.ProjectSpec{}, badRequest("Project name is required")
 	}
@@ -76,6 +83,11 @@ func (req projectRequest) spec() (bastionv1.ProjectSpec, error) {
 	}
 	if req.AlertChat != nil {
 		spec.AlertChat = strings.TrimSpace(*req.AlertChat)
+	}
+	if req.TaskPods != nil {
+		if spec.TaskPods, err = req.TaskPods.settings(policy); err != nil {
+			return bastionv1.ProjectSpec{}, err
+		}
 	}
 	return spec, nil
 }
@@ -148,7 +160,7 @@ func (s *Server) createProjectRoute(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	spec, err := req.spec()
+	spec, err := req.spec(s.opts.TaskPods)
 	if err != nil {
 		failErr(w, r, err)
 		return
@@ -248,15 +260,18 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, fmt.Sprintf("the body's id %d is not the URL's id %d", req.ID, a.id))
 		return
 	}
-	spec, err := req.spec()
+	spec, err := req.spec(s.opts.TaskPods)
 	if err != nil {
 		failErr(w, r, err)
 		return
 	}
 	updated, err := s.updateProjectSpec(r.Context(), a.project, func(p *bastionv1.ProjectSpec) error {
-		members := p.Members
+		members, pods := p.Members, p.TaskPods
 		*p = spec
 		p.Members = members // the team has its own routes
+		if req.TaskPods == nil {
+			p.TaskPods = pods // a client that does not know task_pods keeps them
+		}
 		return nil
 	})
 	if err != nil {

@@ -54,6 +54,7 @@ func (s *Server) apiRoutes() chi.Router {
 			r.Get("/events", s.userEvents)
 			r.Get("/events/last", s.allEvents)
 			r.Get("/apps", s.apps)
+			r.Get("/task_pods/options", s.taskPodOptions)
 			if s.opts.Hub != nil {
 				r.Method(http.MethodGet, "/ws", newWSHandler(s.opts.Hub, s.wsFilter, s.wsRecheck, s.origins, s.opts.WS))
 			}

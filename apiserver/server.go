@@ -18,6 +18,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/oidc"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/taskpods"
 	"github.com/bastion-dev/bastion/internal/users"
 )
 
@@ -71,6 +72,10 @@ type Options struct {
 	// Auth tunes sessions and sign-in limits; the zero value is the
 	// production setting.
 	Auth AuthOptions
+	// TaskPods is what projects and templates may choose for their task
+	// pods: a PUT naming another runner image or service account is
+	// refused, and GET /api/task_pods/options lists them for the console.
+	TaskPods taskpods.Policy
 	// DemoRepoURL is where runners clone the demo repository that the
 	// manager serves (internal/demorepo); "" refuses demo projects.
 	DemoRepoURL string

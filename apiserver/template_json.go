@@ -44,6 +44,8 @@ type templateJSON struct {
 	App                   string          `json:"app"`
 	Tasks                 int             `json:"tasks"`
 	managedJSON
+	// TaskPods override the project's task_pods (ours).
+	TaskPods taskPodsJSON `json:"task_pods"`
 }
 
 // vaultJSON is a vault password of a template. Vaults are a list inside
@@ -120,6 +122,8 @@ type templateRequest struct {
 	// that does not know it (Semaphore's UI) must not drop the gate.
 	RequireApproval *bool  `json:"require_approval"`
 	App             string `json:"app"`
+	// TaskPods: absent or null keeps the stored settings.
+	TaskPods *taskPodsJSON `json:"task_pods"`
 }
 
 var (
@@ -213,6 +217,12 @@ func (s *Server) templateSpec(ctx context.Context, a *projectAccess, req *templa
 		RequireApproval: deref(req.RequireApproval),
 	}
 	req.taskOverridesJSON.apply(&spec)
+	if req.TaskPods != nil {
+		var err error
+		if spec.TaskPods, err = req.TaskPods.settings(s.opts.TaskPods); err != nil {
+			return spec, err
+		}
+	}
 	for _, v := range req.SurveyVars {
 		sv := bastionv1.SurveyVar{Name: v.Name, Title: strings.TrimSpace(v.Title), Description: v.Description, Type: v.Type, Required: v.Required}
 		for _, val := range v.Values {
@@ -301,7 +311,7 @@ func (t *templateRender) template(tpl *bastionv1.Template) templateJSON {
 		Description: tpl.Spec.Description, Type: string(tpl.Spec.Type), StartVersion: tpl.Spec.StartVersion,
 		Autorun: tpl.Spec.Autorun, GitBranch: tpl.Spec.GitBranch, SuppressSuccessAlerts: tpl.Spec.SuppressSuccessAlerts,
 		RequireApproval: tpl.Spec.RequireApproval,
-		App:             string(tpl.Spec.App), taskOverridesJSON: overridesJSON(&tpl.Spec),
+		App:             string(tpl.Spec.App), taskOverridesJSON: overridesJSON(&tpl.Spec), TaskPods: toTaskPodsJSON(tpl.Spec.TaskPods),
 		RepositoryID:  v.refID(&tpl.Spec.RepositoryRef, "repository"),
 		EnvironmentID: v.refID(&tpl.Spec.EnvironmentRef, "environment"),
 		InventoryID:   nullable(v.refID(tpl.Spec.InventoryRef, "inventory")),

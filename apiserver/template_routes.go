@@ -84,7 +84,8 @@ func (s *Server) toTemplateJSON(r *http.Request, t *bastionv1.Template) (templat
 
 // buildTemplate checks a request (docs/features.md §5 and the task-variable rules) and
 // maps its ids to references; keepLast is not part of the API, and stays
-// what kubectl set, as require_approval does when the request leaves it out.
+// what kubectl set, as require_approval and the task pod settings do when
+// the request leaves them out.
 func buildTemplate(s *Server, r *http.Request, req *templateRequest, old *bastionv1.Template) (func(*bastionv1.Template) error, error) {
 	if err := req.validate(); err != nil {
 		return nil, err
@@ -94,6 +95,9 @@ func buildTemplate(s *Server, r *http.Request, req *templateRequest, old *bastio
 		spec.KeepLast = t.Spec.KeepLast
 		if req.RequireApproval == nil {
 			spec.RequireApproval = t.Spec.RequireApproval
+		}
+		if req.TaskPods == nil {
+			spec.TaskPods = t.Spec.TaskPods
 		}
 		t.Spec = spec
 		return nil

@@ -23,6 +23,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/kinds"
 	"github.com/bastion-dev/bastion/internal/nsaccess"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/taskpods"
 )
 
 // Options configure the reconcilers.
@@ -60,6 +61,9 @@ type Options struct {
 	ManagerURL string
 	// Alerts sends the alerts of finished tasks; nil sends none.
 	Alerts Alerter
+	// TaskPods is what projects and templates may choose for their task
+	// pods; the zero value allows no runner image or service account.
+	TaskPods taskpods.Policy
 	// RunnerNetworkPolicy, when set, confines task pods in every project
 	// namespace to its egress rules.
 	RunnerNetworkPolicy *networkingv1.NetworkPolicySpec
@@ -111,6 +115,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), IDs: alloc, Launcher: opts.Launcher,
 		GlobalMaxParallel: opts.GlobalMaxParallelTasks, ManagerURL: opts.ManagerURL,
 		KeepLast: opts.TaskKeepLast, Store: opts.Store, Alerts: opts.Alerts, InputGrace: opts.TaskInputGrace, Secrets: keys,
+		TaskPods: opts.TaskPods,
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &bastionv1.Task{}, TaskTemplateField, indexTaskTemplate); err != nil {
 		return err

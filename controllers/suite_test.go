@@ -29,13 +29,22 @@ import (
 	"github.com/bastion-dev/bastion/internal/controlplane"
 	"github.com/bastion-dev/bastion/internal/nsaccess"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/taskpods"
 )
 
 // suiteOptions configure the reconcilers under test. Schedules may read
 // repositories of this host, as under bastion dev (the refusal without
 // the flag is TestCheckCommit_*).
 var suiteOptions = controllers.Options{ManagerNamespace: "bastion-system", Clock: suiteClock, ManagerURL: suiteManagerURL,
-	AllowLocalRepositories: true}
+	AllowLocalRepositories: true, TaskPods: suiteTaskPods}
+
+// suiteTaskPods are what the cluster admin lets projects choose for their
+// task pods, as the chart's tasks.runnerImages and tasks.serviceAccounts
+// set them (task_pod_settings_test.go).
+var suiteTaskPods = taskpods.Policy{
+	Images:          []taskpods.Image{{Name: "ansible-gpu", Image: "registry.example.com/runner-ansible-gpu:1.2"}},
+	ServiceAccounts: []string{"deployer"},
+}
 
 // suiteManagerURL is the stream endpoint runners are told, as the Helm
 // chart sets it (--runner-url: the manager's Service).

@@ -28,6 +28,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/runproto"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/taskpods"
 )
 
 // TaskFinalizer keeps a Task until its run is released (a local process
@@ -69,8 +70,11 @@ type TaskReconciler struct {
 	InputGrace time.Duration
 	// Secrets, when set, answers the checks of the keys and Secrets a task
 	// refers to from the project namespaces' watches (nil: each is a read
-	// of the apiserver; see getSecretMetadata).
+	// of the apiserver; see getInput).
 	Secrets *SecretWatches
+	// TaskPods is what the cluster admin lets projects and templates
+	// choose for their task pods (runner images, service accounts).
+	TaskPods taskpods.Policy
 
 	admission admission
 }

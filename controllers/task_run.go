@@ -43,6 +43,9 @@ func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, r
 	}
 	run.Secrets = secrets
 	spec.ManagerURL = r.ManagerURL
+	if run, err = r.withPodSettings(ctx, task, run); err != nil {
+		return run, err
+	}
 
 	if own, err := r.ownInput(ctx, r.Client, task, run.InputSecret); err != nil || own {
 		return run, err // own: prepared by an earlier reconcile

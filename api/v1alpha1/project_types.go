@@ -59,6 +59,11 @@ type ProjectSpec struct {
 	// +listType=map
 	// +listMapKey=user
 	Members []ProjectMember `json:"members,omitempty"`
+
+	// TaskPods are the defaults of the project's task pods; a template
+	// may override them.
+	// +optional
+	TaskPods *TaskPodSettings `json:"taskPods,omitempty"`
 }
 
 // ProjectStatus is what the Project controller observed.

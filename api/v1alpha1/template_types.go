@@ -188,6 +188,12 @@ type TemplateSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	KeepLast *int32 `json:"keepLast,omitempty"`
+
+	// TaskPods override the project's taskPods for this template's tasks:
+	// each field set here replaces the project's (resources: each request
+	// or limit set here replaces the project's for that resource).
+	// +optional
+	TaskPods *TaskPodSettings `json:"taskPods,omitempty"`
 }
 
 // TemplateStatus is what the controllers observed.

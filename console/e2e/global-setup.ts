@@ -91,7 +91,9 @@ export default async function globalSetup(): Promise<(() => Promise<void>) | und
   const managerLog = join(dataDir, 'bastion.log');
   const log = createWriteStream(logFile);
 
-  const child = spawn(bin, ['dev', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir], {
+  // What a cluster admin would allow task pods (e2e/task-pods.spec.ts).
+  const taskPods = ['--runner-images', 'ansible-gpu=registry.example.com/runner-ansible-gpu:1.2', '--task-service-accounts', 'deployer'];
+  const child = spawn(bin, ['dev', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, ...taskPods], {
     cwd: consoleDir,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true, // its own process group, for the SIGKILL above

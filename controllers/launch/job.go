@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
@@ -16,6 +17,7 @@ import (
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/internal/runspec"
+	"github.com/bastion-dev/bastion/internal/taskpods"
 )
 
 const (
@@ -91,7 +93,7 @@ func (l *JobLauncher) BuildJob(run Run) (*batchv1.Job, error) {
 	if app == "" {
 		app = bastionv1.AppAnsible
 	}
-	image := l.Options.Images[app]
+	image := cmp.Or(run.Image, l.Options.Images[app])
 	if image == "" {
 		return nil, fmt.Errorf("no runner image is configured for app %q", app)
 	}
@@ -129,9 +131,15 @@ func (l *JobLauncher) BuildJob(run Run) (*batchv1.Job, error) {
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever,
-					// The runner talks to the manager, never to the
-					// Kubernetes API.
-					AutomountServiceAccountToken:  ptr.To(false),
+					// The runner talks to the manager, not to the
+					// Kubernetes API, unless the project chose a service
+					// account the cluster admin allowed: then its token is
+					// what the run is for (kubectl, helm, a cloud's
+					// workload identity).
+					ServiceAccountName:            run.Pod.ServiceAccountName,
+					AutomountServiceAccountToken:  ptr.To(run.Pod.ServiceAccountName != ""),
+					NodeSelector:                  run.Pod.NodeSelector,
+					Tolerations:                   run.Pod.Tolerations,
 					EnableServiceLinks:            ptr.To(false),
 					TerminationGracePeriodSeconds: ptr.To(int64(l.Options.StopGracePeriod.Seconds())),
 					SecurityContext: &corev1.PodSecurityContext{
@@ -152,7 +160,7 @@ func (l *JobLauncher) BuildJob(run Run) (*batchv1.Job, error) {
 						},
 						WorkingDir:   runspec.WorkDir,
 						VolumeMounts: mounts,
-						Resources:    *l.Options.Resources.DeepCopy(),
+						Resources:    taskpods.Resources(l.Options.Resources, run.Pod.Resources),
 						SecurityContext: &corev1.SecurityContext{
 							AllowPrivilegeEscalation: ptr.To(false),
 							ReadOnlyRootFilesystem:   ptr.To(true),

@@ -24,6 +24,13 @@ type Run struct {
 	// Secrets names every other Secret the task needs (keys, the
 	// environment's secret), and only those.
 	Secrets []string
+	// Pod is where the run's pod goes and with what: the project's task
+	// pod settings merged with the template's (taskpods.Merge), checked
+	// against the cluster admin's lists. A LocalLauncher has no pod and
+	// ignores them.
+	Pod bastionv1.TaskPodSettings
+	// Image is the image Pod.RunnerImage names; "" is the app's image.
+	Image string
 }
 
 // Phase is the state of a run as the launcher sees it.

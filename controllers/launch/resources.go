@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/bastion-dev/bastion/internal/taskpods"
 )
 
 // DefaultResources are a task pod's requests and limits unless the flags
@@ -70,10 +72,8 @@ func (o *JobOptions) RegisterResourceFlags(fs *flag.FlagSet) {
 // CheckResources refuses a limit below its request, which the apiserver
 // would refuse on every task's Job.
 func (o *JobOptions) CheckResources() error {
-	for name, limit := range o.Resources.Limits {
-		if request, ok := o.Resources.Requests[name]; ok && limit.Cmp(request) < 0 {
-			return fmt.Errorf("the task pods' %s limit %s is below their request %s", name, limit.String(), request.String())
-		}
+	if err := taskpods.CheckLimits(o.Resources); err != nil {
+		return fmt.Errorf("the task pods' %w", err)
 	}
 	return nil
 }

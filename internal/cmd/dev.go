@@ -27,6 +27,7 @@ import (
 	"github.com/bastion-dev/bastion/config/crd"
 	"github.com/bastion-dev/bastion/internal/controlplane"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/taskpods"
 	"github.com/bastion-dev/bastion/internal/users"
 )
 
@@ -47,6 +48,10 @@ type devOptions struct {
 	// globalMaxParallel caps running tasks across projects, as the
 	// manager's flag of the same name.
 	globalMaxParallel int
+	// taskPods are the runner images and service accounts projects may
+	// choose: stored and checked as on a cluster, though local runs have
+	// no pod to apply them to.
+	taskPods taskpods.Policy
 }
 
 func defaultDataDir() string {
@@ -85,6 +90,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opts.demoRepo, "demo-repo-listen", "auto", `address of the built-in demo git repository (auto: the --listen host, on the port of the last run or a free one; "" turns it off)`)
 	fs.IntVar(&opts.globalMaxParallel, "global-max-parallel-tasks", 0, "running tasks across all projects (0 = no limit)")
 	opts.alerts.register(fs)
+	registerTaskPodFlags(fs, &opts.taskPods)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -183,7 +189,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		Launcher: runs,
 		StoreDSN: "sqlite://" + filepath.Join(dataDir, "bastion.db"),
 		DemoRepo: demoRepo, DemoRepoURL: demoURL, Alerts: alerts,
-		GlobalMaxParallelTasks: opts.globalMaxParallel,
+		GlobalMaxParallelTasks: opts.globalMaxParallel, TaskPods: opts.taskPods,
 		// Repositories on this machine are what bastion dev is for.
 		AllowLocalRepositories: true,
 	})

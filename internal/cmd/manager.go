@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -38,6 +39,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/nsaccess"
 	"github.com/bastion-dev/bastion/internal/oidc"
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/taskpods"
 	"github.com/bastion-dev/bastion/internal/users"
 	"github.com/bastion-dev/bastion/internal/version"
 )
@@ -105,6 +107,9 @@ type managerOptions struct {
 	// RunnerNetworkPolicy, when set, is applied to every project namespace
 	// to confine task pods (--runner-network-policy).
 	RunnerNetworkPolicy *networkingv1.NetworkPolicySpec
+	// TaskPods is what projects and templates may choose for their task
+	// pods (--runner-images, --task-service-accounts).
+	TaskPods taskpods.Policy
 	// alertFlags are the parsed alert flags, turned into Alerts once the
 	// public URL is known.
 	alertFlags *alertFlags
@@ -203,6 +208,7 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 		return fmt.Errorf("want Always, IfNotPresent or Never, not %q", v)
 	})
 	opts.JobOptions.RegisterResourceFlags(fs)
+	registerTaskPodFlags(fs, &opts.TaskPods)
 	fs.StringVar(&opts.StoreDSN, "store", "sqlite:///var/lib/bastion/bastion.db", "output store: sqlite:///path/file.db or postgres://...")
 	fs.Func("store-file", "file with the --store DSN (a PostgreSQL DSN holds a password: a file keeps it out of the process's argv)", func(path string) error {
 		dsn, err := readSecretFile(path, "store DSN")
@@ -389,7 +395,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: runnerURL,
 		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast, TaskInputGrace: opts.TaskInputGrace, Store: output,
 		RunnerNetworkPolicy: opts.RunnerNetworkPolicy, Keys: keys, Namespaces: granter,
-		AllowLocalRepositories: opts.AllowLocalRepositories,
+		AllowLocalRepositories: opts.AllowLocalRepositories, TaskPods: opts.TaskPods,
 	}
 	alerts, err := newAlerts(opts.Alerts, output, ctrl.Log.WithName("alerts"))
 	if err != nil {
@@ -420,6 +426,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		Version:        version.Version,
 		PublicURL:      opts.PublicURL,
 		TrustedProxies: opts.TrustedProxies,
+		TaskPods:       opts.TaskPods,
 		Console:        console.FS(),
 		Client:         mgr.GetClient(),
 		Reader:         mgr.GetAPIReader(),
@@ -526,3 +533,17 @@ func (h *httpServer) Start(ctx context.Context) error {
 }
 
 var _ manager.LeaderElectionRunnable = &httpServer{}
+
+// registerTaskPodFlags reads what the cluster admin lets projects and
+// templates choose for their task pods; `bastion dev` takes them too, so
+// the settings can be tried without a cluster.
+func registerTaskPodFlags(fs *flag.FlagSet, p *taskpods.Policy) {
+	fs.Func("runner-images", "runner images projects and templates may choose, as name=image pairs separated by commas (default none: every task runs its app's image)", func(v string) (err error) {
+		p.Images, err = taskpods.ParseImages(v)
+		return err
+	})
+	fs.Func("task-service-accounts", "service accounts of project namespaces that projects and templates may give their task pods, separated by commas (default none: task pods get no Kubernetes credentials)", func(v string) (err error) {
+		p.ServiceAccounts, err = taskpods.ParseServiceAccounts(v)
+		return err
+	})
+}

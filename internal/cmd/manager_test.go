@@ -545,7 +545,7 @@ func TestManagerFlags_taskResources(t *testing.T) {
 		t.Errorf("the flags changed the defaults: %+v", defaults)
 	}
 	for args, want := range map[string]string{
-		"--task-memory-limit=100Mi": "memory limit 100Mi is below their request 256Mi",
+		"--task-memory-limit=100Mi": "memory limit 100Mi is below its request 256Mi",
 		"--task-cpu-request=lots":   `want a positive quantity such as 100m, not "lots"`,
 	} {
 		if _, _, err := parseManagerFlags([]string{args}, io.Discard); err == nil || !strings.Contains(err.Error(), want) {

@@ -169,6 +169,13 @@ func TestChart_defaultInstallIsAcceptedByTheAPIServer(t *testing.T) {
 		}
 	}
 	assertFlagsExist(t, args)
+	// No runner image to choose and no service account to give task pods
+	// unless the admin lists them.
+	for _, arg := range args {
+		if strings.HasPrefix(arg, "--runner-images") || strings.HasPrefix(arg, "--task-service-accounts") {
+			t.Errorf("the default install allows task pods %s", arg)
+		}
+	}
 	assertRestrictedPod(t, find(t, objs, "Deployment", releaseName))
 	assertTaskPodsNetwork(t, objs)
 
@@ -211,6 +218,8 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 		"--smtp-host=smtp.example.com", "--smtp-port=465", "--smtp-tls=tls", "--smtp-username=bastion",
 		"--smtp-password-file=/etc/bastion/alerts/smtp-password", "--telegram-token-file=/etc/bastion/alerts/telegram-token",
 		"--chat-webhook-url-file=/etc/bastion/alerts/chat-webhook-url",
+		"--runner-images=ansible-gpu=registry.example.com/runner-ansible-gpu:1.2,tf-1.9=registry.example.com/runner-terraform:1.9",
+		"--task-service-accounts=deployer,backup-writer",
 	} {
 		if !slices.Contains(args, want) {
 			t.Errorf("manager args %v lack %s", args, want)
@@ -252,13 +261,14 @@ func TestChart_everyOptionOnIsAcceptedByTheAPIServer(t *testing.T) {
 // Settings that cannot work are refused at render time with the fix.
 func TestChart_refusesSettingsThatCannotWork(t *testing.T) {
 	for values, want := range map[string]string{
-		`replicaCount: 2`:                     "replicas=2 needs store.type=postgres",
-		`store: {type: postgres}`:             "store.type=postgres needs store.postgres.existingSecret",
-		`store: {type: mysql}`:                `store.type must be sqlite or postgres, not "mysql"`,
-		`oidc: {providers: [{id: corp}]}`:     "each oidc.providers entry needs id, issuer, clientID and clientSecretRef",
-		`ingress: {enabled: true, host: ""}`:  "ingress.enabled needs ingress.host",
-		`alerts: {email: {enabled: true}}`:    "alerts.email.host is required when alerts.email.enabled",
-		`alerts: {telegram: {enabled: true}}`: "alerts.telegram.tokenSecret is required when alerts.telegram.enabled",
+		`replicaCount: 2`:                      "replicas=2 needs store.type=postgres",
+		`store: {type: postgres}`:              "store.type=postgres needs store.postgres.existingSecret",
+		`store: {type: mysql}`:                 `store.type must be sqlite or postgres, not "mysql"`,
+		`oidc: {providers: [{id: corp}]}`:      "each oidc.providers entry needs id, issuer, clientID and clientSecretRef",
+		`ingress: {enabled: true, host: ""}`:   "ingress.enabled needs ingress.host",
+		`alerts: {email: {enabled: true}}`:     "alerts.email.host is required when alerts.email.enabled",
+		`alerts: {telegram: {enabled: true}}`:  "alerts.telegram.tokenSecret is required when alerts.telegram.enabled",
+		`tasks: {runnerImages: [{name: gpu}]}`: "each tasks.runnerImages entry needs name and image",
 	} {
 		parsed := map[string]any{}
 		if err := yaml.Unmarshal([]byte(values), &parsed); err != nil {

@@ -25,4 +25,5 @@ export const queryKeys = {
   environments: (projectId: number) => ['project', projectId, 'environment'] as const,
   integrations: (projectId: number) => ['project', projectId, 'integrations'] as const,
   apps: ['apps'] as const,
+  taskPodOptions: ['task_pods', 'options'] as const,
 };

@@ -22,6 +22,7 @@ import { FormDisabledContext, SaveError } from '../../components/FormFields';
 import { LazyManaged } from '../../components/lazyDialogs';
 import { useLazyValidation } from '../../components/useLazyValidation';
 import { ProjectFields, projectFormValues, projectRequest } from './ProjectForm';
+import { LazyProjectTaskPodsCard } from '../taskpods/lazy';
 import { projectHome } from './selection';
 import { downloadBackup, useDeleteProject, useProjects, useUpdateProject } from './useProjects';
 import { validateProject } from './validation';
@@ -42,6 +43,9 @@ export function ProjectSettingsPage() {
       )}
       <Stack hasGutter style={{ maxWidth: 600 }}>
         <EditProject key={project.id} />
+        <Suspense fallback={null}>
+          <LazyProjectTaskPodsCard key={project.id} />
+        </Suspense>
         <BackupProject />
         <DeleteProject />
       </Stack>

@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { Suspense, useState, type FormEvent } from 'react';
 import {
   ActionGroup,
   Breadcrumb,
@@ -19,6 +19,7 @@ import { errorMessage } from '../../api/errors';
 import { useProjectAccess } from '../../app/permissions';
 import { FormDisabledContext, SaveError } from '../../components/FormFields';
 import { useLazyValidation } from '../../components/useLazyValidation';
+import { LazyTaskPodsFields } from '../taskpods/lazy';
 import { emptyTemplateValues, templateValues } from './formValues';
 import { TemplateFormFields } from './TemplateFormFields';
 import type { Schedule, Template } from './types';
@@ -124,6 +125,9 @@ function EditorForm({ existing, schedule, list, viewId }: EditorFormProps) {
       <Form onSubmit={submit} noValidate style={{ maxWidth: 960 }} aria-label={existing ? t('Edit template') : t('New template')}>
         <FormDisabledContext.Provider value={save.isPending}>
           <TemplateFormFields values={values} set={set} errors={errors} cronError={cronError} templateId={existing?.id} />
+          <Suspense fallback={null}>
+            <LazyTaskPodsFields scope="template" value={values.taskPods} onChange={(v) => set('taskPods', v)} />
+          </Suspense>
         </FormDisabledContext.Provider>
         <SaveError message={formError} />
         <ActionGroup>

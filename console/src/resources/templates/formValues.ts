@@ -62,6 +62,7 @@ export function templateValues(template: Template, schedule: Schedule | undefine
     suppressSuccessAlerts: template.suppress_success_alerts,
     requireApproval: !!template.require_approval,
     surveyVars: template.survey_vars ?? [],
+    taskPods: template.task_pods,
   };
 }
 
@@ -100,5 +101,6 @@ export function templateRequest(values: TemplateFormValues, existing?: Template)
     suppress_success_alerts: values.suppressSuccessAlerts,
     require_approval: values.requireApproval,
     survey_vars: values.surveyVars.map(normalizeSurveyVar),
+    task_pods: values.taskPods,
   };
 }

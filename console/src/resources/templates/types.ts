@@ -1,3 +1,4 @@
+import type { TaskPods } from '../taskpods/types';
 import type { Task } from '../tasks/types';
 
 /** Template types (docs/features.md §3): "" is a plain task. */
@@ -15,6 +16,8 @@ export interface SurveyVar {
 
 /** A template as /api answers it (api-contract.md). */
 export interface Template {
+  /** Overrides of the project's task pod settings (ours). */
+  task_pods?: TaskPods;
   id: number;
   /** Set when a GitOps tool manages it: read-only (docs/gitops.md). */
   managed_by?: string;

@@ -2,6 +2,7 @@
 // forms call lazily and the tests call directly. The messages are English
 // keys of the "templates" catalog.
 import type { Errors } from '../../components/useLazyValidation';
+import type { TaskPods } from '../taskpods/types';
 import type { SurveyVar, TemplateType } from './types';
 
 export interface TemplateFormValues {
@@ -34,6 +35,8 @@ export interface TemplateFormValues {
   suppressSuccessAlerts: boolean;
   requireApproval: boolean;
   surveyVars: SurveyVar[];
+  /** Task pod settings; undefined sends none, which keeps the stored ones. */
+  taskPods?: TaskPods;
 }
 
 export type TemplateField =
