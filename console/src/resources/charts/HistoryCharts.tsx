@@ -25,6 +25,7 @@ import {
   ChartAxis,
   ChartBar,
   ChartGroup,
+  ChartLegend,
   ChartLine,
   ChartScatter,
   ChartStack,
@@ -64,6 +65,9 @@ const colours: Record<Result, string> = {
   failed: 'var(--pf-t--global--color--status--danger--default)',
   stopped: 'var(--pf-t--global--color--nonstatus--gray--default)',
 };
+
+// Axis words in the theme's text colour, readable in the dark theme too.
+const axisStyle = { tickLabels: { fill: 'var(--pf-t--global--text--color--subtle)' } };
 
 const padding = { top: 10, right: 20, bottom: 50, left: 60 };
 
@@ -128,13 +132,14 @@ function DailyChart({ projectId }: { projectId: number }) {
           }
           domainPadding={{ x: [10, 10] }}
           legendData={results.map((r) => ({ name: names[r], symbol: { fill: colours[r] } }))}
+          legendComponent={<ChartLegend style={{ labels: { fill: 'var(--pf-t--global--text--color--subtle)' } }} />}
           legendPosition="bottom"
           height={260}
           width={640}
           padding={{ ...padding, bottom: 80 }}
         >
-          <ChartAxis tickValues={dayTicks(series.success)} />
-          <ChartAxis dependentAxis showGrid tickFormat={(y: number) => (Number.isInteger(y) ? y : '')} />
+          <ChartAxis tickValues={dayTicks(series.success)} style={axisStyle} />
+          <ChartAxis dependentAxis showGrid style={axisStyle} tickFormat={(y: number) => (Number.isInteger(y) ? y : '')} />
           <ChartStack>
             {results.map((r) => (
               <ChartBar key={r} name={r} data={series[r]} style={{ data: { fill: colours[r] } }} />
@@ -247,8 +252,8 @@ function RunDurations({
           width={640}
           padding={{ ...padding, left: 80 }}
         >
-          <ChartAxis tickValues={dayTicks(points)} />
-          <ChartAxis dependentAxis showGrid tickFormat={(s: number) => seconds(s)} />
+          <ChartAxis tickValues={dayTicks(points)} style={axisStyle} />
+          <ChartAxis dependentAxis showGrid style={axisStyle} tickFormat={(s: number) => seconds(s)} />
           <ChartGroup>
             <ChartLine data={points} />
             <ChartScatter data={points} style={{ data: { fill: ({ datum }: { datum?: { status: string } }) => statusColour(datum?.status ?? '') } }} />
