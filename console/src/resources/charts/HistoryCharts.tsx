@@ -228,6 +228,7 @@ function RunDurations({
   const points = durationPoints(page.data.items);
   const mid = median(points);
   const seconds = (s: number) => humanDuration(Math.round(s), i18n.language);
+  // Ticks between whole seconds would all read alike ("1 sec" five times): left blank.
   return (
     <>
       <Content component="p" data-testid="duration-median">
@@ -253,7 +254,7 @@ function RunDurations({
           padding={{ ...padding, left: 80 }}
         >
           <ChartAxis tickValues={dayTicks(points)} style={axisStyle} />
-          <ChartAxis dependentAxis showGrid style={axisStyle} tickFormat={(s: number) => seconds(s)} />
+          <ChartAxis dependentAxis showGrid style={axisStyle} tickFormat={(s: number) => (Number.isInteger(s) ? seconds(s) : '')} />
           <ChartGroup>
             <ChartLine data={points} />
             <ChartScatter data={points} style={{ data: { fill: ({ datum }: { datum?: { status: string } }) => statusColour(datum?.status ?? '') } }} />
