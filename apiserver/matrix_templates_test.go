@@ -32,9 +32,11 @@ var templatesMatrix = []matrixRow{
 	{"GET", "/api/project/{project}/templates/{template}/tasks?status=success", "", members(200), seedTemplate, false},
 	{"GET", "/api/project/{project}/templates/{template}/tasks/last?limit=5", "", members(200), seedTemplate, false},
 	{"GET", "/api/project/{project}/templates/{template}/schedules", "", members(200), seedTemplate, false},
+	{"GET", "/api/project/{project}/templates/{template}/durations?limit=5", "", members(200), seedTemplate, false},
 
 	{"GET", "/api/project/{project}/tasks", "", members(200), nil, false},
 	{"GET", "/api/project/{project}/tasks/last", "", members(200), nil, false},
+	{"GET", "/api/project/{project}/stats/tasks?days=30", "", members(200), nil, false},
 	{"POST", "/api/project/{project}/tasks", `{"template_id":{template}}`, needs(201, taskRunner, manager, owner), seedTemplate, false},
 	// What a task may set (internal/taskvars) is the template's to allow,
 	// for every role alike: a name that changes how the run connects, a

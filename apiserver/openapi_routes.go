@@ -176,6 +176,10 @@ func openAPIOps() []opDoc {
 			withQuery(taskListQuery...).answers(status200, []taskItemJSON{}),
 		op(get, "/project/{id}/templates/{template_id}/tasks/last", "The template's latest tasks").
 			withQuery(taskListQuery...).answers(status200, []taskItemJSON{}),
+		op(get, "/project/{id}/templates/{template_id}/durations", "The template's finished runs and their durations, newest first, paged by task id").
+			withQuery(queryParam{"limit", fmt.Sprintf("runs to answer, 1 to %d (default %d)", taskListLimit, durationsDefaultLimit), 0},
+				queryParam{"before", "only runs whose task id is below it: the next_before of the previous page", 0}).
+			answers(status200, taskDurationsJSON{}),
 		op(post, "/project/{id}/views/positions", "Reorder the views: view id → position").
 			takes(map[string]int32{}).noContent(),
 		op(get, "/project/{id}/views/{view_id}/templates", "The templates of a view").answers(status200, []templateJSON{}),
@@ -185,6 +189,10 @@ func openAPIOps() []opDoc {
 			withQuery(taskListQuery...).answers(status200, []taskItemJSON{}),
 		op(get, "/project/{id}/tasks/last", "The project's latest tasks").
 			withQuery(taskListQuery...).answers(status200, []taskItemJSON{}),
+		op(get, "/project/{id}/stats/tasks", "Finished tasks per day by result, every one of the last days, oldest first").
+			withQuery(queryParam{"days", fmt.Sprintf("days to answer, today included, 1 to %d (default %d)", statsMaxDays, statsDefaultDays), 0},
+				queryParam{"utc_offset", "the reader's time zone, minutes east of UTC, -840 to 840 (default 0)", 0}).
+			answers(status200, taskStatsJSON{}),
 		op(post, "/project/{id}/tasks", "Start a task of a template").takes(taskRequest{}).answers(status201, taskJSON{}),
 		op(get, "/project/{id}/tasks/{task_id}", "Get a task").answers(status200, taskItemJSON{}),
 		op(del, "/project/{id}/tasks/{task_id}", "Delete a finished task and its output").noContent(),

@@ -385,6 +385,8 @@ func TestOpenAPI_realAnswersFitTheDocument(t *testing.T) {
 	c.call("GET", p.path("/tasks/%d/raw", task.ID), nil, http.StatusOK)
 	c.call("GET", p.path("/templates/%d/tasks/last", tpl.ID), nil, http.StatusOK)
 	c.call("GET", p.path("/tasks/last"), nil, http.StatusOK)
+	c.call("GET", p.path("/stats/tasks?days=7"), nil, http.StatusOK)
+	c.call("GET", p.path("/templates/%d/durations?limit=5", tpl.ID), nil, http.StatusOK)
 	c.call("GET", p.path("/backup"), nil, http.StatusOK)
 	c.call("GET", p.path("/events/last"), nil, http.StatusOK)
 	if c.seen < 65 {

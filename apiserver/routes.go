@@ -76,6 +76,7 @@ func (s *Server) apiRoutes() chi.Router {
 					r.Mount(res.mountPath(), res.routes(s))
 				}
 				r.Mount("/tasks", s.taskRoutes())
+				r.Get("/stats/tasks", s.taskStats)
 
 				// updateProject.
 				r.With(require(permUpdateProject)).Put("/", s.updateProject)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 )
@@ -20,13 +19,8 @@ var taskStatuses = []bastionv1.TaskStatusValue{
 
 // listQuery reads ?limit= and ?status= of a task list.
 func listQuery(r *http.Request) (limit int, keep func(*taskEntry) bool, err error) {
-	limit = taskListLimit
-	if raw := r.URL.Query().Get("limit"); raw != "" {
-		n, convErr := strconv.Atoi(raw)
-		if convErr != nil || n < 1 || n > taskListLimit {
-			return 0, nil, invalidf("limit must be a whole number from 1 to %d, not %q", taskListLimit, raw)
-		}
-		limit = n
+	if limit, err = queryInt(r, "limit", 1, taskListLimit, taskListLimit); err != nil {
+		return 0, nil, err
 	}
 	if raw := r.URL.Query().Get("status"); raw != "" {
 		status := bastionv1.TaskStatusValue(raw)

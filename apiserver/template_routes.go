@@ -36,6 +36,7 @@ var templateResource = &resource[*bastionv1.Template, templateRequest, templateJ
 		template.Get("/tasks", s.templateTasks)
 		template.Get("/tasks/last", s.templateLastTasks)
 		template.Get("/schedules", s.templateSchedules)
+		template.Get("/durations", s.templateDurations)
 	},
 }
 

@@ -60,6 +60,11 @@ func (t timedStore) ListTaskSummaries(ctx context.Context, projectID int64, f st
 	return t.next.ListTaskSummaries(ctx, projectID, f, offset, limit)
 }
 
+func (t timedStore) TaskCountsByDay(ctx context.Context, projectID int64, since time.Time, offset time.Duration) ([]store.DayCount, error) {
+	defer observe("task_counts_by_day", time.Now())
+	return t.next.TaskCountsByDay(ctx, projectID, since, offset)
+}
+
 func (t timedStore) DeleteTask(ctx context.Context, task store.TaskKey) error {
 	defer observe("delete_task", time.Now())
 	return t.next.DeleteTask(ctx, task)

@@ -161,6 +161,23 @@ func checkSummary(s TaskSummary) error {
 
 // micros and fromMicros carry times through SQLite as integers, at the
 // resolution PostgreSQL keeps.
+// maxDayOffset bounds TaskCountsByDay's offset: the time zones there are.
+const maxDayOffset = 14 * time.Hour
+
+// microsPerDay is a day in the stored unit, for grouping times by day.
+const microsPerDay = int64(24 * time.Hour / time.Microsecond)
+
+func checkDayOffset(offset time.Duration) error {
+	if offset < -maxDayOffset || offset > maxDayOffset {
+		return fmt.Errorf("%w: day offset %v (want within ±14h)", ErrInvalid, offset)
+	}
+	return nil
+}
+
+// dayOf turns a day number (days since 1970-01-01 at the asked offset)
+// into that date's midnight UTC.
+func dayOf(n int64) time.Time { return time.Unix(n*86400, 0).UTC() }
+
 func micros(t time.Time) int64 { return t.Truncate(time.Microsecond).UnixMicro() }
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }

@@ -76,6 +76,10 @@ func (s *postgresStore) ListTaskSummaries(ctx context.Context, projectID int64, 
 		args = append(args, f.Status)
 		q += fmt.Sprintf(" AND status = $%d", len(args))
 	}
+	if f.Before != 0 {
+		args = append(args, f.Before)
+		q += fmt.Sprintf(" AND task_id < $%d", len(args))
+	}
 	q += fmt.Sprintf(" ORDER BY task_id DESC LIMIT $%d OFFSET $%d", len(args)+1, len(args)+2)
 	rows, err := s.pool.Query(ctx, q, append(args, limit, offset)...)
 	if err != nil {
@@ -92,6 +96,39 @@ func (s *postgresStore) ListTaskSummaries(ctx context.Context, projectID int64, 
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.fail("list summaries", err)
+	}
+	return out, nil
+}
+
+// postgresDayCounts groups by the same day number as SQLite's: whole
+// microseconds since the epoch, shifted by the offset, divided by a day.
+const postgresDayCounts = "SELECT ((extract(epoch FROM created) * 1000000)::bigint + $1) / $2 AS day, status, COUNT(*) " +
+	"FROM task_summaries WHERE project_id = $3 AND created >= $4 GROUP BY day, status ORDER BY day, status"
+
+func (s *postgresStore) TaskCountsByDay(ctx context.Context, projectID int64, since time.Time, offset time.Duration) ([]DayCount, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if err := checkDayOffset(offset); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, postgresDayCounts, offset.Microseconds(), microsPerDay, projectID, since.Truncate(time.Microsecond))
+	if err != nil {
+		return nil, s.fail("count tasks by day", err)
+	}
+	defer rows.Close()
+	out := []DayCount{}
+	for rows.Next() {
+		var day int64
+		var c DayCount
+		if err := rows.Scan(&day, &c.Status, &c.Count); err != nil {
+			return nil, s.fail("count tasks by day", err)
+		}
+		c.Day = dayOf(day)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("count tasks by day", err)
 	}
 	return out, nil
 }

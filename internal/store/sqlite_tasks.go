@@ -82,6 +82,10 @@ func (s *sqliteStore) ListTaskSummaries(ctx context.Context, projectID int64, f 
 		q += " AND status = ?"
 		args = append(args, f.Status)
 	}
+	if f.Before != 0 {
+		q += " AND task_id < ?"
+		args = append(args, f.Before)
+	}
 	q += " ORDER BY task_id DESC LIMIT ? OFFSET ?"
 	rows, err := s.r.QueryContext(ctx, q, append(args, limit, offset)...)
 	if err != nil {
@@ -98,6 +102,36 @@ func (s *sqliteStore) ListTaskSummaries(ctx context.Context, projectID int64, f 
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.fail("list summaries", err)
+	}
+	return out, nil
+}
+
+func (s *sqliteStore) TaskCountsByDay(ctx context.Context, projectID int64, since time.Time, offset time.Duration) ([]DayCount, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if err := checkDayOffset(offset); err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT (created + ?) / ? AS day, status, COUNT(*) FROM task_summaries "+
+		"WHERE project_id = ? AND created >= ? GROUP BY day, status ORDER BY day, status",
+		offset.Microseconds(), microsPerDay, projectID, micros(since))
+	if err != nil {
+		return nil, s.fail("count tasks by day", err)
+	}
+	defer rows.Close()
+	out := []DayCount{}
+	for rows.Next() {
+		var day int64
+		var c DayCount
+		if err := rows.Scan(&day, &c.Status, &c.Count); err != nil {
+			return nil, s.fail("count tasks by day", err)
+		}
+		c.Day = dayOf(day)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("count tasks by day", err)
 	}
 	return out, nil
 }

@@ -66,6 +66,19 @@ type TaskSummary struct {
 type SummaryFilter struct {
 	TemplateID int64
 	Status     string
+	// Before keeps tasks whose id is below it: keyset paging, which stays
+	// one index range however deep the page (an offset reads and drops
+	// every row before it).
+	Before int64
+}
+
+// DayCount is how many of a project's tasks created on one day ended with
+// one status.
+type DayCount struct {
+	// Day is the calendar date, as midnight UTC of that date.
+	Day    time.Time
+	Status string
+	Count  int64
 }
 
 // Event is one entry of a project's activity log. ProjectID 0 is an event
@@ -135,6 +148,11 @@ type Store interface {
 	TaskSummary(ctx context.Context, task TaskKey) (TaskSummary, error)
 	// ListTaskSummaries lists a project's summaries, newest TaskID first.
 	ListTaskSummaries(ctx context.Context, projectID int64, f SummaryFilter, offset, limit int) ([]TaskSummary, error)
+	// TaskCountsByDay counts a project's summaries created at or after
+	// since, by day and status, oldest day first. Days start at midnight
+	// offset from UTC (the reader's time zone), which must be within
+	// ±14 h.
+	TaskCountsByDay(ctx context.Context, projectID int64, since time.Time, offset time.Duration) ([]DayCount, error)
 	// DeleteTask removes a task's lines, watermark and summary.
 	DeleteTask(ctx context.Context, task TaskKey) error
 

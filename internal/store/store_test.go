@@ -114,3 +114,8 @@ func testReopen(t *testing.T, dsn string) {
 		t.Fatalf("LastSeq after reopen = %d, %v; want 3", last, err)
 	}
 }
+
+func BenchmarkHistoryStats(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) { storetest.BenchmarkHistoryStats(b, openSQLite) })
+	b.Run("postgres", func(b *testing.B) { storetest.BenchmarkHistoryStats(b, openPostgres) })
+}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,4 +64,89 @@ func BenchmarkClaimDelivery(b *testing.B, open Open) {
 			b.Fatal(ok, err)
 		}
 	}
+}
+
+// historyTasks is how many summaries the history benchmarks seed: the
+// issue's 100,000 tasks, spread over 90 days and 20 templates.
+const historyTasks = 100_000
+
+// seedHistory stores historyTasks summaries of project 1 (and a few of
+// project 2, which the reads must skip), created evenly over the 90 days
+// before now, in batches of concurrent puts.
+func seedHistory(b *testing.B, s store.Store, now time.Time) {
+	b.Helper()
+	statuses := []string{"success", "success", "success", "error", "stopped"}
+	step := 90 * 24 * time.Hour / historyTasks
+	ids := make(chan int64)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 8 { // concurrent puts: PostgreSQL's round trips overlap
+		wg.Go(func() {
+			for id := range ids {
+				project := int64(1)
+				if id%1000 == 0 {
+					project = 2
+				}
+				created := now.Add(-time.Duration(historyTasks-id) * step)
+				start, end := created.Add(time.Second), created.Add(time.Duration(30+id%90)*time.Second)
+				err := s.PutTaskSummary(b.Context(), store.TaskSummary{
+					ProjectID: project, TaskID: id, TemplateID: 1 + id%20, Status: statuses[id%5],
+					UserName: "admin", TplApp: "ansible", TplAlias: "Deploy", TplPlaybook: "site.yml",
+					Created: created, Start: &start, End: &end,
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for id := int64(1); id <= historyTasks; id++ {
+		select {
+		case ids <- id:
+		case err := <-errs:
+			b.Fatal(err)
+		}
+	}
+	close(ids)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkHistoryStats measures History's two chart reads with 100,000
+// stored task summaries: the 30-day counts by day and status, and a
+// template's last 50 runs (its duration trend), both first pages and one
+// 1,000 runs deep.
+func BenchmarkHistoryStats(b *testing.B, open Open) {
+	s := open(b)
+	now := time.Now().UTC()
+	seedHistory(b, s, now)
+	since := now.Add(-30 * 24 * time.Hour)
+	b.Run("counts-30-days", func(b *testing.B) {
+		for b.Loop() {
+			counts, err := s.TaskCountsByDay(b.Context(), 1, since, 2*time.Hour)
+			if err != nil || len(counts) < 30 {
+				b.Fatalf("TaskCountsByDay: %d rows, %v", len(counts), err)
+			}
+		}
+	})
+	b.Run("durations-first-page", func(b *testing.B) {
+		for b.Loop() {
+			runs, err := s.ListTaskSummaries(b.Context(), 1, store.SummaryFilter{TemplateID: 7}, 0, 50)
+			if err != nil || len(runs) != 50 {
+				b.Fatalf("ListTaskSummaries: %d runs, %v", len(runs), err)
+			}
+		}
+	})
+	b.Run("durations-deep-page", func(b *testing.B) {
+		for b.Loop() {
+			runs, err := s.ListTaskSummaries(b.Context(), 1, store.SummaryFilter{TemplateID: 7, Before: historyTasks - 20_000}, 0, 50)
+			if err != nil || len(runs) != 50 {
+				b.Fatalf("ListTaskSummaries: %d runs, %v", len(runs), err)
+			}
+		}
+	})
 }

@@ -37,6 +37,7 @@ func Run(t *testing.T, open Open) {
 		{"KeepsTimesToTheMicrosecond", testKeepsTimes},
 		{"UpsertsAndReadsSummaries", testUpsertsSummaries},
 		{"ListsSummariesNewestFirstWithFiltersAndPaging", testListsSummaries},
+		{"CountsTasksByDayAndStatus", testCountsTasksByDay},
 		{"DeletesTaskLinesAndSummary", testDeletesTask},
 		{"ListsEventsNewestFirstPerProject", testListsEvents},
 		{"PutsAndReadsCredentials", testPutsAndReadsCredentials},

@@ -115,6 +115,9 @@ func testListsSummaries(t *testing.T, s store.Store) {
 		{store.SummaryFilter{TemplateID: 2, Status: "error"}, 0, 100, []int64{7, 1}},
 		{store.SummaryFilter{TemplateID: 2, Status: "error"}, 1, 1, []int64{1}},
 		{store.SummaryFilter{TemplateID: 3}, 0, 100, []int64{}},
+		{store.SummaryFilter{Before: 5}, 0, 100, []int64{4, 3, 2, 1}},
+		{store.SummaryFilter{TemplateID: 1, Before: 10}, 0, 2, []int64{8, 6}},
+		{store.SummaryFilter{TemplateID: 1, Before: 2}, 0, 2, []int64{}},
 	} {
 		if got := ids(c.f, c.offset, c.limit); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("ListTaskSummaries(%+v, offset %d, limit %d) = %v, want %v", c.f, c.offset, c.limit, got, c.want)
@@ -125,6 +128,53 @@ func testListsSummaries(t *testing.T, s store.Store) {
 		t.Fatalf("ListTaskSummaries: %v", err)
 	}
 	checkSummary(t, list[0], summary(1, 12, 1, statuses[0]))
+}
+
+// History's chart: tasks per day and status, the days cut at the reader's
+// midnight, the first day bounded by since, other projects apart.
+func testCountsTasksByDay(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	put := func(project, id int64, created time.Time, status string) {
+		t.Helper()
+		sum := summary(project, id, 1, status)
+		sum.Created = created
+		if err := s.PutTaskSummary(ctx, sum); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(1, 1, day.Add(-time.Microsecond), "success") // before since
+	put(1, 2, day, "success")
+	put(1, 3, day.Add(2*time.Hour), "success")
+	put(1, 4, day.Add(23*time.Hour), "error") // the 21st at UTC+2
+	put(1, 5, day.Add(49*time.Hour), "stopped")
+	put(2, 6, day.Add(time.Hour), "error") // another project
+
+	count := func(d int, status string, n int64) store.DayCount {
+		return store.DayCount{Day: time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC), Status: status, Count: n}
+	}
+	for _, c := range []struct {
+		offset time.Duration
+		want   []store.DayCount
+	}{
+		{0, []store.DayCount{count(20, "error", 1), count(20, "success", 2), count(22, "stopped", 1)}},
+		{2 * time.Hour, []store.DayCount{count(20, "success", 2), count(21, "error", 1), count(22, "stopped", 1)}},
+		{-3 * time.Hour, []store.DayCount{count(19, "success", 2), count(20, "error", 1), count(21, "stopped", 1)}},
+	} {
+		got, err := s.TaskCountsByDay(ctx, 1, day, c.offset)
+		if err != nil {
+			t.Fatalf("TaskCountsByDay(offset %v): %v", c.offset, err)
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("TaskCountsByDay(offset %v) =\n %v\nwant\n %v", c.offset, got, c.want)
+		}
+	}
+	got, err := s.TaskCountsByDay(ctx, 3, day, 0)
+	if err != nil || len(got) != 0 || got == nil {
+		t.Errorf("TaskCountsByDay of a project without tasks = %#v, %v; want an empty list", got, err)
+	}
+	_, err = s.TaskCountsByDay(ctx, 1, day, 15*time.Hour)
+	checkErrIs(t, "TaskCountsByDay with an offset beyond 14h", err, store.ErrInvalid)
 }
 
 func testDeletesTask(t *testing.T, s store.Store) {
