@@ -6,6 +6,8 @@ export const settingKeys = {
   darkMode: 'darkMode',
   language: 'lang',
   lastProject: 'projectId',
+  // The task log wraps long lines ('1') or scrolls them sideways (unset).
+  logWrap: 'logWrap',
   // One last view per project: views belong to a project.
   lastView: (projectId: number) => `project${projectId}__lastVisitedViewId`,
 } as const;
@@ -41,3 +43,7 @@ export const rememberProject = (projectId: number) =>
 export const lastView = (projectId: number) => readId(settingKeys.lastView(projectId));
 export const rememberView = (projectId: number, viewId: number | null) =>
   writeSetting(settingKeys.lastView(projectId), viewId === null ? null : String(viewId));
+
+/** Whether the task log wraps long lines. */
+export const logWrap = () => readSetting(settingKeys.logWrap) === '1';
+export const rememberLogWrap = (wrap: boolean) => writeSetting(settingKeys.logWrap, wrap ? '1' : null);
