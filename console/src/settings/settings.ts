@@ -43,7 +43,3 @@ export const rememberProject = (projectId: number) =>
 export const lastView = (projectId: number) => readId(settingKeys.lastView(projectId));
 export const rememberView = (projectId: number, viewId: number | null) =>
   writeSetting(settingKeys.lastView(projectId), viewId === null ? null : String(viewId));
-
-/** Whether the task log wraps long lines. */
-export const logWrap = () => readSetting(settingKeys.logWrap) === '1';
-export const rememberLogWrap = (wrap: boolean) => writeSetting(settingKeys.logWrap, wrap ? '1' : null);

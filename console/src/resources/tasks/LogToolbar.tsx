@@ -1,10 +1,14 @@
 import { useEffect, useRef, useState } from 'react';
-import { Button, Flex, FlexItem, SearchInput, Switch, ToggleGroup, ToggleGroupItem } from '@patternfly/react-core';
+import { Button, TextInput } from '@patternfly/react-core';
+import AngleDownIcon from '@patternfly/react-icons/dist/esm/icons/angle-down-icon';
+import AngleUpIcon from '@patternfly/react-icons/dist/esm/icons/angle-up-icon';
 import CopyIcon from '@patternfly/react-icons/dist/esm/icons/copy-icon';
 import ExclamationTriangleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-triangle-icon';
+import i18n from 'i18next';
 import { useTranslation } from 'react-i18next';
 import type { LogMarks } from './LogView';
 import { copyText, firstFailure, LogFinder, stepMatch } from './logTools';
+import './LogToolbar.css';
 
 export interface LogToolbarProps {
   /** The held lines (appended to in place) and their version. */
@@ -18,6 +22,19 @@ export interface LogToolbarProps {
   onGo(line: number): void;
 }
 
+// The toolbar's words come with it, not through the entry's list of
+// catalogs (src/i18n/index.ts leaves this namespace out).
+const NAMESPACE = 'logviewer';
+const ownCatalogs = import.meta.glob<Record<string, string>>('../../locales/*/logviewer.json', { import: 'default' });
+
+/** Adds the words of the current language, and English's as the fallback, if not there yet. */
+export async function loadWords(lng = i18n.language): Promise<void> {
+  for (const lang of new Set(['en', lng])) {
+    const load = ownCatalogs[`../../locales/${lang}/${NAMESPACE}.json`];
+    if (load && !i18n.hasResourceBundle(lang, NAMESPACE)) i18n.addResourceBundle(lang, NAMESPACE, await load(), true, true);
+  }
+}
+
 // Typing pauses this long before a search starts: each key does not restart a million-line read.
 const TYPING_PAUSE = 150;
 
@@ -29,6 +46,7 @@ const TYPING_PAUSE = 150;
  */
 export function LogToolbar({ lines, version, wrap, onWrap, onMarks, onGo }: LogToolbarProps) {
   const { t } = useTranslation('logviewer');
+  useWordsOnLanguageChange();
   const [query, setQuery] = useState('');
   const [needle, setNeedle] = useState('');
   const [caseSensitive, setCaseSensitive] = useState(false);
@@ -100,14 +118,16 @@ export function LogToolbar({ lines, version, wrap, onWrap, onMarks, onGo }: LogT
   };
 
   return (
-    <Flex className="pf-v6-u-mb-sm" alignItems={{ default: 'alignItemsCenter' }} spaceItems={{ default: 'spaceItemsSm' }} data-testid="log-toolbar">
-      <FlexItem grow={{ default: 'grow' }} style={{ minWidth: 220, maxWidth: 420 }}>
-        <SearchInput
+    // Plain boxes and the components the log already loads: a new PatternFly
+    // component here would split chunks that other screens load first.
+    <div className="task-log-toolbar" data-testid="log-toolbar">
+      <div className="task-log-toolbar__find">
+        <TextInput
+          type="search"
           aria-label={t('Find in the log')}
           placeholder={t('Find in the log')}
           value={query}
           onChange={(_event, value) => setQuery(value)}
-          onClear={() => setQuery('')}
           onKeyDown={(event) => {
             if (event.key !== 'Enter') return;
             event.preventDefault();
@@ -115,46 +135,59 @@ export function LogToolbar({ lines, version, wrap, onWrap, onMarks, onGo }: LogT
             if (query !== needle) setNeedle(query);
             else step(event.shiftKey ? -1 : 1);
           }}
-          resultsCount={results}
-          resultsCountContext={t('matches')}
-          onNextClick={() => step(1)}
-          onPreviousClick={() => step(-1)}
-          isNextNavigationButtonDisabled={count === 0}
-          isPreviousNavigationButtonDisabled={count === 0}
-          nextNavigationButtonAriaLabel={t('Next match')}
-          previousNavigationButtonAriaLabel={t('Previous match')}
           data-testid="log-find"
         />
-      </FlexItem>
-      <FlexItem>
-        <ToggleGroup aria-label={t('Find options')}>
-          <ToggleGroupItem
-            text="Aa"
-            aria-label={t('Match case')}
-            buttonId="log-find-case"
-            isSelected={caseSensitive}
-            onChange={(_event, selected) => setCaseSensitive(selected)}
-          />
-        </ToggleGroup>
-      </FlexItem>
-      <FlexItem>
-        <Switch id="log-wrap" label={t('Wrap lines')} isChecked={wrap} onChange={(_event, on) => onWrap(on)} />
-      </FlexItem>
-      <FlexItem>
+      </div>
+      <div>
+        <span className="pf-v6-u-font-size-sm" aria-live="polite" data-testid="log-find-count">
+          {results !== undefined && t('{{results}} matches', { results })}
+        </span>
+      </div>
+      <div>
+        <Button variant="plain" size="sm" icon={<AngleUpIcon />} aria-label={t('Previous match')} isDisabled={count === 0} onClick={() => step(-1)} />
+        <Button variant="plain" size="sm" icon={<AngleDownIcon />} aria-label={t('Next match')} isDisabled={count === 0} onClick={() => step(1)} />
+        <Button
+          variant="plain"
+          size="sm"
+          aria-label={t('Match case')}
+          aria-pressed={caseSensitive}
+          isClicked={caseSensitive}
+          onClick={() => setCaseSensitive(!caseSensitive)}
+          data-testid="log-find-case"
+        >
+          Aa
+        </Button>
+      </div>
+      <div>
+        <Button variant="secondary" size="sm" aria-pressed={wrap} isClicked={wrap} onClick={() => onWrap(!wrap)} data-testid="log-wrap">
+          {t('Wrap lines')}
+        </Button>
+      </div>
+      <div>
         <Button variant="secondary" size="sm" icon={<CopyIcon />} onClick={() => void copy()} data-testid="log-copy">
           {t('Copy text')}
         </Button>
-      </FlexItem>
-      <FlexItem>
+      </div>
+      <div>
         <Button variant="secondary" size="sm" icon={<ExclamationTriangleIcon />} onClick={jump} data-testid="log-first-failure">
           {t('First failure')}
         </Button>
-      </FlexItem>
-      <FlexItem>
+      </div>
+      <div>
         <span role="status" className="pf-v6-u-font-size-sm" data-testid="log-note">
           {note}
         </span>
-      </FlexItem>
-    </Flex>
+      </div>
+    </div>
   );
+}
+
+/** A language chosen while the toolbar is open: its words load, and the toolbar shows them. */
+function useWordsOnLanguageChange() {
+  const [, setLoaded] = useState(0);
+  useEffect(() => {
+    const onChange = (lng: string) => void loadWords(lng).then(() => setLoaded((n) => n + 1));
+    i18n.on('languageChanged', onChange);
+    return () => i18n.off('languageChanged', onChange);
+  }, []);
 }

@@ -86,7 +86,7 @@ export class WrapLayout implements RowLayout {
 
 // A tab takes up to eight columns: counted as eight, a line errs long, never short.
 function shownLength(line: string): number {
-  const text = line.includes('\x1b') || line.includes('\r') ? plainText(line) : line;
+  const text = plainText(line);
   let tabs = 0;
   for (let at = text.indexOf('\t'); at >= 0; at = text.indexOf('\t', at + 1)) tabs++;
   return text.length + tabs * 7;

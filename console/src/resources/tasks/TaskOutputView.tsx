@@ -2,12 +2,16 @@ import { lazy, Suspense, useCallback, useState } from 'react';
 import { Alert } from '@patternfly/react-core';
 import { useTranslation } from 'react-i18next';
 import { errorMessage } from '../../api/errors';
-import { logWrap, rememberLogWrap } from '../../settings/settings';
+import { readSetting, settingKeys, writeSetting } from '../../settings/settings';
 import { LogView, type LogMarks } from './LogView';
 import { useTaskOutput } from './useTaskOutput';
 
 // Find, copy, wrap and the first failure: their code and words load after the log, in a chunk of their own.
-const LogToolbar = lazy(async () => ({ default: (await import('./LogToolbar')).LogToolbar }));
+const LogToolbar = lazy(async () => {
+  const toolbar = await import('./LogToolbar');
+  await toolbar.loadWords();
+  return { default: toolbar.LogToolbar };
+});
 
 const NO_LINES: readonly string[] = [];
 
@@ -18,12 +22,12 @@ const TOOLBAR_HEIGHT = 40;
 export function TaskOutputView({ projectId, taskId }: { projectId: number; taskId: number }) {
   const { t } = useTranslation('tasks');
   const { output, version } = useTaskOutput(projectId, taskId);
-  const [wrap, setWrap] = useState(logWrap);
+  const [wrap, setWrap] = useState(() => readSetting(settingKeys.logWrap) === '1');
   const [marks, setMarks] = useState<LogMarks>();
   const [target, setTarget] = useState<{ line: number }>();
   const onWrap = useCallback((on: boolean) => {
     setWrap(on);
-    rememberLogWrap(on);
+    writeSetting(settingKeys.logWrap, on ? '1' : null);
   }, []);
   const onGo = useCallback((line: number) => setTarget({ line }), []);
   if (output?.state === 'error') {

@@ -4,11 +4,6 @@
 // log itself.
 import { plainText } from './ansi';
 
-/** What a line shows: escapes and overwritten carriage-return pieces removed. Most lines have neither. */
-export function shownText(line: string): string {
-  return line.includes('\x1b') || line.includes('\r') ? plainText(line) : line;
-}
-
 /**
  * Lines searched between two yields to the browser. At about 20 ns a line
  * (docs/benchmarks.md, "Find in the task log") a slice stays well under a
@@ -34,7 +29,7 @@ export function findIn(lines: readonly string[], from: number, to: number, needl
   if (!needle) return;
   const folded = options.caseSensitive ? needle : needle.toLowerCase();
   for (let i = from; i < to; i++) {
-    let text = shownText(lines[i]);
+    let text = plainText(lines[i]);
     if (!options.caseSensitive) text = text.toLowerCase();
     for (let at = text.indexOf(folded); at >= 0; at = text.indexOf(folded, at + folded.length)) {
       if (matches.count === matches.lines.length) grow(matches);
@@ -150,10 +145,10 @@ const PROGRAM_ERROR = [
 export function firstFailure(lines: readonly string[]): number {
   let programError = -1;
   for (let i = 0; i < lines.length; i++) {
-    const text = shownText(lines[i]).trimStart();
+    const text = plainText(lines[i]).trimStart();
     if (ANSIBLE_ERROR.test(text)) return i;
     if (ANSIBLE_FAILURE.test(text)) {
-      if (!IGNORED.test(shownText(lines[i + 1] ?? '').trim())) return i;
+      if (!IGNORED.test(plainText(lines[i + 1] ?? '').trim())) return i;
       continue;
     }
     if (programError < 0 && PROGRAM_ERROR.some((pattern) => pattern.test(text))) programError = i;
@@ -164,6 +159,6 @@ export function firstFailure(lines: readonly string[]): number {
 /** The log as text, without escapes and without timestamps (the lines carry none): what Copy puts on the clipboard. */
 export function copyText(lines: readonly string[]): string {
   const out = new Array<string>(lines.length);
-  for (let i = 0; i < lines.length; i++) out[i] = shownText(lines[i]);
+  for (let i = 0; i < lines.length; i++) out[i] = plainText(lines[i]);
   return out.length ? `${out.join('\n')}\n` : '';
 }
