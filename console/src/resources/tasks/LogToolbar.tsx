@@ -49,6 +49,8 @@ export function LogToolbar({ lines, version, wrap, onWrap, onMarks, onGo }: LogT
   const [, setProgress] = useState(0);
   const [current, setCurrent] = useState(-1);
   const [note, setNote] = useState('');
+  const goTo = useRef(onGo);
+  goTo.current = onGo;
 
   useEffect(() => {
     const timer = setTimeout(() => setNeedle(query), TYPING_PAUSE);
@@ -62,7 +64,16 @@ export function LogToolbar({ lines, version, wrap, onWrap, onMarks, onGo }: LogT
       setFinder(undefined);
       return;
     }
-    const next = new LogFinder(lines, needle, { caseSensitive }, () => setProgress((n) => n + 1));
+    // The first occurrence is shown as soon as it is found, as a browser's
+    // find does; here, not in an effect, which could run after the user's
+    // first step and undo it.
+    let shownFirst = false;
+    const next = new LogFinder(lines, needle, { caseSensitive }, () => {
+      setProgress((n) => n + 1);
+      if (shownFirst || next.matches.count === 0) return;
+      shownFirst = true;
+      goTo.current(next.matches.lines[0]);
+    });
     setFinder(next);
     next.update();
     return () => next.cancel();
@@ -72,19 +83,12 @@ export function LogToolbar({ lines, version, wrap, onWrap, onMarks, onGo }: LogT
   useEffect(() => finder?.update(), [finder, version]);
 
   const count = finder?.matches.count ?? 0;
-  // The first occurrence found is shown at once, as a browser's find does.
+  // Until the user steps, the current occurrence is the first.
   const shown = current < 0 && count > 0 ? 0 : current;
   const go = (index: number) => {
     setCurrent(index);
     if (finder && index >= 0) onGo(finder.matches.lines[index]);
   };
-  const firstShown = useRef<LogFinder>(undefined);
-  useEffect(() => {
-    if (!finder || count === 0 || firstShown.current === finder) return;
-    firstShown.current = finder;
-    go(0);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [finder, count]);
 
   useEffect(() => {
     if (!finder || shown < 0) onMarks(finder ? { needle: finder.needle, caseSensitive, line: -1, column: -1 } : undefined);
