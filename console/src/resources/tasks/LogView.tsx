@@ -246,6 +246,18 @@ export function LogView({ lines, version, label, empty, wrap = false, marks, tar
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [target, layout]);
 
+  // Once its row is drawn, the page shows it too: in a dialog shorter than
+  // the pane (a laptop, a phone), the row may lie below the dialog's fold.
+  // Once, for each target: a user scrolling afterwards is left alone.
+  const revealed = useRef<{ line: number }>(undefined);
+  useEffect(() => {
+    if (!target || revealed.current === target) return;
+    const row = ref.current?.querySelector(`[data-line="${target.line + 1}"]`);
+    if (!row) return;
+    revealed.current = target;
+    row.scrollIntoView?.({ block: 'nearest' });
+  }, [target, scrollTop]);
+
   const onScroll = useCallback(() => {
     const el = ref.current;
     if (!el) return;
