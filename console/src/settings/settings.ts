@@ -6,6 +6,8 @@ export const settingKeys = {
   darkMode: 'darkMode',
   language: 'lang',
   lastProject: 'projectId',
+  // The task log wraps long lines ('1') or scrolls them sideways (unset).
+  logWrap: 'logWrap',
   // One last view per project: views belong to a project.
   lastView: (projectId: number) => `project${projectId}__lastVisitedViewId`,
 } as const;

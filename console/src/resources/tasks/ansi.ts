@@ -117,9 +117,8 @@ export function parseAnsi(line: string): Segment[] {
   return segments;
 }
 
-/** A line's text without any escape sequence (what a search or a copy sees). */
+/** A line's text without any escape sequence (what a search or a copy sees): parseAnsi's text, without building its segments. */
 export function plainText(line: string): string {
-  return parseAnsi(line)
-    .map((s) => s.text)
-    .join('');
+  const text = lastSegment(line);
+  return text.includes('\x1b') ? text.replace(ESCAPE, '') : text;
 }

@@ -1,5 +1,5 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { stubApi } from '../../../test/api';
 import { admin, alice, project } from '../../../test/fixtures';
 import { inProject } from '../../../test/project';
@@ -100,5 +100,53 @@ describe('the task log (spec §2, §4)', () => {
     openLog(task(5));
     fireEvent.click(within(await dialog()).getAllByRole('button', { name: 'Close' })[0]);
     await waitFor(() => expect(screen.getByTestId('location')).toHaveTextContent(/^\/project\/1\/history$/));
+  });
+});
+
+describe('the task log toolbar (issue #23)', () => {
+  const line = (output: string, i: number) => ({ task_id: 9, task: '', time: `2026-11-23T10:00:${String(i).padStart(2, '0')}Z`, output });
+  const output = [
+    'TASK [Deploy] ****',
+    '\x1b[32mok: [web1]\x1b[0m deploy',
+    'fatal: [web1]: FAILED! => {"msg": "ignored"}',
+    '...ignoring',
+    'fatal: [web2]: FAILED! => {"msg": "Deploy broke"}',
+  ].map(line);
+
+  it('counts matches and steps through them, copies the text, remembers wrap and finds the first failure', async () => {
+    window.localStorage.removeItem('logWrap');
+    const writeText = vi.fn(async () => {});
+    Object.defineProperty(navigator, 'clipboard', { configurable: true, value: { writeText } });
+    openLog(task(9, { status: 'error' }), { output });
+    const log = await dialog();
+    await within(log).findByText('fatal: [web2]: FAILED! => {"msg": "Deploy broke"}', { exact: false });
+
+    fireEvent.change(await within(log).findByTestId('log-find'), { target: { value: 'DEPLOY' } });
+    const count = within(log).getByTestId('log-find-count');
+    await waitFor(() => expect(count).toHaveTextContent('1 / 3 matches'));
+    fireEvent.click(within(log).getByRole('button', { name: 'Previous match' }));
+    expect(count).toHaveTextContent('3 / 3 matches');
+    expect(log.querySelector('.task-log__match--current')).toHaveTextContent('Deploy');
+    fireEvent.click(within(log).getByRole('button', { name: 'Next match' }));
+    expect(count).toHaveTextContent('1 / 3 matches');
+    fireEvent.click(within(log).getByTestId('log-find-case'));
+    await waitFor(() => expect(count).toHaveTextContent('0 matches'));
+
+    fireEvent.click(within(log).getByTestId('log-copy'));
+    await waitFor(() => expect(within(log).getByTestId('log-note')).toHaveTextContent('Copied 5 lines'));
+    expect(writeText).toHaveBeenCalledWith(
+      'TASK [Deploy] ****\nok: [web1] deploy\nfatal: [web1]: FAILED! => {"msg": "ignored"}\n...ignoring\nfatal: [web2]: FAILED! => {"msg": "Deploy broke"}\n',
+    );
+
+    fireEvent.click(within(log).getByTestId('log-first-failure'));
+    expect(within(log).getByTestId('log-note')).toHaveTextContent('First failure: line 5');
+
+    const wrap = within(log).getByTestId('log-wrap');
+    expect(wrap).toHaveAttribute('aria-pressed', 'false');
+    fireEvent.click(wrap);
+    expect(within(log).getByRole('log')).toHaveAttribute('data-wrap', 'true');
+    expect(window.localStorage.getItem('logWrap')).toBe('1');
+    fireEvent.click(wrap);
+    expect(window.localStorage.getItem('logWrap')).toBeNull();
   });
 });
