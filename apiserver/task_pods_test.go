@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 )
@@ -87,6 +88,10 @@ func TestTaskPods_settingsWrittenOnTheCRDReadTheSameThroughTheAPI(t *testing.T) 
 	p := newTplProject(t, e)
 	made := p.makeTemplate(t, "kubectl-gpu", "Kubectl GPU")
 	tpl := p.templateObject(t, made.ID)
+	// A merge patch, as `kubectl patch --type merge` sends: no
+	// resourceVersion, so the controller's status write meanwhile is no
+	// conflict (an Update of the copy read above was, once).
+	before := tpl.DeepCopy()
 	secs := int64(60)
 	tpl.Spec.TaskPods = &bastionv1.TaskPodSettings{
 		NodeSelector: map[string]string{"pool": "automation"},
@@ -100,7 +105,7 @@ func TestTaskPods_settingsWrittenOnTheCRDReadTheSameThroughTheAPI(t *testing.T) 
 		},
 		RunnerImage: "ansible-gpu", ServiceAccountName: "deployer",
 	}
-	if err := e.K8s.Update(t.Context(), tpl); err != nil {
+	if err := e.K8s.Patch(t.Context(), tpl, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
 	want := normalized(t, taskPodsBody())
