@@ -135,20 +135,30 @@ func (w *SecretWatches) Watching(ns string) bool {
 // listed yet, or the Secret is not (yet) in it. The answer may be a moment
 // old: a caller that must not act on a Secret that was just deleted, or
 // miss one that was just made, reads the apiserver on false (see
-// TaskReconciler.getSecretMetadata).
+// TaskReconciler.getInput).
 func (w *SecretWatches) Cached(ns, name string) (*metav1.PartialObjectMetadata, bool) {
+	secret, found, _ := w.Lookup(ns, name)
+	return secret, found
+}
+
+// Lookup is Cached, and also says whether the namespace's watch has listed
+// (synced): only then does "not found" mean "not there a moment ago".
+func (w *SecretWatches) Lookup(ns, name string) (secret *metav1.PartialObjectMetadata, found, synced bool) {
 	w.mu.Lock()
 	kw, ok := w.watching[ns]
 	w.mu.Unlock()
 	if !ok || kw.stop == nil || !kw.informer.HasSynced() {
-		return nil, false
+		return nil, false, false
 	}
 	obj, found, err := kw.informer.GetStore().GetByKey(ns + "/" + name)
-	if err != nil || !found {
-		return nil, false
+	if err != nil {
+		return nil, false, false
 	}
-	secret, ok := obj.(*metav1.PartialObjectMetadata)
-	return secret, ok
+	if !found {
+		return nil, false, true
+	}
+	secret, ok = obj.(*metav1.PartialObjectMetadata)
+	return secret, ok, true
 }
 
 // Listen calls f for every Secret already known, then for every Secret

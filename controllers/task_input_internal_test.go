@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -78,5 +79,62 @@ func TestGetInput_readsSecretsFromTheWatchAndTheAPIServerOnlyForWhatItHasNotSeen
 	r.Secrets = nil
 	if err := r.getInput(ctx, client.ObjectKey{Namespace: "ns", Name: "deploy"}, secretMetadata()); !apierrors.IsNotFound(err) {
 		t.Fatalf("without the watch, a Secret only the watch had: %v, want the apiserver's not found", err)
+	}
+}
+
+// The task's input Secret: the watch answers when it has listed and the
+// Secret is absent or this task's; a Secret of the name that is another
+// task's, or a namespace it does not follow, is left to the apiserver.
+func TestWatchedInput_answersOnlyForAbsentOrOwnSecrets(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	task := &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t1", UID: "uid-now"}}
+	input := func(name string, uid types.UID) *metav1.PartialObjectMetadata {
+		s := secretMetadata()
+		s.Namespace, s.Name = "ns", name
+		yes := true
+		s.OwnerReferences = []metav1.OwnerReference{{APIVersion: bastionv1.GroupVersion.String(), Kind: "Task", Name: "t1", UID: uid, Controller: &yes}}
+		return s
+	}
+	w := &SecretWatches{client: metadatafake.NewSimpleMetadataClient(scheme, input("ours", "uid-now"), input("earlier", "uid-before")),
+		watching: map[string]*keyWatch{}}
+	r := &TaskReconciler{Secrets: w}
+	if known, own := r.watchedInput(task, "ours"); known || own {
+		t.Fatalf("before the watch lists: known %v own %v, want neither", known, own)
+	}
+	w.Watch("ns")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = w.Start(ctx) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, _, synced := w.Lookup("ns", "ours"); synced {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watch never listed")
+		}
+	}
+	for _, c := range []struct {
+		ns, name   string
+		known, own bool
+	}{
+		{"ns", "ours", true, true},
+		{"ns", "absent", true, false},
+		{"ns", "earlier", false, false}, // an earlier task's: ownInput deletes it
+		{"other", "ours", false, false}, // a namespace not followed
+	} {
+		task := task.DeepCopy()
+		task.Namespace = c.ns
+		if known, own := r.watchedInput(task, c.name); known != c.known || own != c.own {
+			t.Errorf("%s/%s: known %v own %v, want %v %v", c.ns, c.name, known, own, c.known, c.own)
+		}
+	}
+	if got := r.watchedOwnInput(task, "ours"); got == nil || got.Name != "ours" {
+		t.Errorf("watchedOwnInput(ours) = %v", got)
+	}
+	if got := r.watchedOwnInput(task, "earlier"); got != nil {
+		t.Errorf("watchedOwnInput(earlier) = %v, want nil: another task's", got)
 	}
 }

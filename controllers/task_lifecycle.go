@@ -173,8 +173,16 @@ func (r *TaskReconciler) runEnding(ctx context.Context, task *bastionv1.Task, ru
 // be, and they are of no further use. Deleted here, not left to the
 // owner references: `bastion dev` runs no garbage collector.
 func (r *TaskReconciler) deleteRunSecrets(ctx context.Context, task *bastionv1.Task, run launch.Run) error {
+	// The watch's copy when it has this task's (its uid is all the delete
+	// needs), else the apiserver's: a Secret the watch has not seen yet
+	// must go all the same.
 	input := secretMetadata()
-	err := r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: run.InputSecret}, input)
+	var err error
+	if cached := r.watchedOwnInput(task, run.InputSecret); cached != nil {
+		cached.ObjectMeta.DeepCopyInto(&input.ObjectMeta)
+	} else {
+		err = r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: run.InputSecret}, input)
+	}
 	if client.IgnoreNotFound(err) != nil {
 		return err
 	}

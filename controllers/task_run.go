@@ -47,9 +47,16 @@ func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, r
 		return run, err
 	}
 
-	if own, err := r.ownInput(ctx, r.Client, task, run.InputSecret); err != nil || own {
-		return run, err // own: prepared by an earlier reconcile
+	switch known, own := r.watchedInput(task, run.InputSecret); {
+	case own:
+		return run, nil // prepared by an earlier reconcile
+	case !known:
+		if own, err := r.ownInput(ctx, r.Client, task, run.InputSecret); err != nil || own {
+			return run, err // own: prepared by an earlier reconcile
+		}
 	}
+	// Else the watch has no such Secret: the create below finds out if it
+	// only just came (AlreadyExists).
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		return run, err
@@ -105,6 +112,33 @@ func (r *TaskReconciler) ownInput(ctx context.Context, reader client.Reader, tas
 	}
 	uid := secret.GetUID()
 	return false, client.IgnoreNotFound(r.Delete(ctx, secret, client.Preconditions{UID: &uid}))
+}
+
+// watchedInput says what the namespace's Secret watch knows of the task's
+// input Secret: known when the watch has listed and either has no such
+// Secret or has this task's; own when it has this task's. A task's start
+// read the input Secret from the apiserver before every create, most of
+// a start's reads (docs/benchmarks.md, P1). What the watch does not know,
+// or a Secret of the name that is not this task's, is for ownInput.
+func (r *TaskReconciler) watchedInput(task *bastionv1.Task, name string) (known, own bool) {
+	if r.Secrets == nil {
+		return false, false
+	}
+	secret, found, synced := r.Secrets.Lookup(task.Namespace, name)
+	own = found && metav1.IsControlledBy(secret, task)
+	return synced && (!found || own), own
+}
+
+// watchedOwnInput is the task's input Secret as the watch has it, when it
+// has this task's; nil otherwise.
+func (r *TaskReconciler) watchedOwnInput(task *bastionv1.Task, name string) *metav1.PartialObjectMetadata {
+	if r.Secrets == nil {
+		return nil
+	}
+	if secret, found, _ := r.Secrets.Lookup(task.Namespace, name); found && metav1.IsControlledBy(secret, task) {
+		return secret
+	}
+	return nil
 }
 
 // isTaskInput reports whether secret is the input Secret of a Task named
