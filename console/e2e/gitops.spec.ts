@@ -97,7 +97,8 @@ type: Opaque
 
     await inLook(page, look, `/project/${project.id}/settings`);
     await expect(page.getByText('Managed by Flux')).toBeVisible();
-    await expect(page.getByRole('button', { name: 'Save' })).toBeDisabled();
+    await expect(page.getByRole('button', { name: 'Save', exact: true })).toBeDisabled();
+    await expect(page.getByRole('button', { name: 'Save task pod settings' })).toBeDisabled();
     await expect(page.getByRole('button', { name: 'Delete project' })).toBeDisabled();
     await screenshot(page, testInfo, `gitops-settings-${suffix}`);
   }

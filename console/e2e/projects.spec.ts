@@ -105,7 +105,7 @@ test('edits and deletes a project from its settings', async ({ page, baseURL }, 
 
   await page.goto(`/project/${project.id}/settings`);
   await page.getByLabel(/^Project name/).fill(`${project.name}-renamed`);
-  await clickAndSeeSnackbar(page, page.getByRole('button', { name: 'Save' }), `Project ${project.name}-renamed saved`);
+  await clickAndSeeSnackbar(page, page.getByRole('button', { name: 'Save', exact: true }), `Project ${project.name}-renamed saved`);
 
   await page.getByRole('button', { name: 'Delete project' }).click();
   await clickAndSeeSnackbar(page, page.getByRole('dialog').getByRole('button', { name: 'Delete' }), `Project ${project.name}-renamed deleted`);

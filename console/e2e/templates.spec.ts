@@ -23,7 +23,7 @@ test('a template made in the editor on a local repository runs from the list', a
   await page.getByRole('menuitem', { name: 'Bash Script' }).click();
   await expect(page).toHaveURL(new RegExp(`/project/${project.id}/templates/new/edit\\?app=bash$`));
   await expect(page.getByRole('heading', { name: 'New template' })).toBeVisible();
-  await expect(page.getByLabel('App')).toHaveValue('bash');
+  await expect(page.getByLabel('App', { exact: true })).toHaveValue('bash');
 
   // Nothing filled: the spec's messages, and nothing saved.
   await page.getByRole('button', { name: 'Create' }).click();

@@ -155,6 +155,8 @@ export function ProjectTaskPodsCard() {
   const notify = useNotify();
   const update = useUpdateProject(project.id);
   const [pods, setPods] = useState(() => project.task_pods ?? emptyTaskPods());
+  // A project a GitOps tool keeps is read-only here: the API refuses its PUT.
+  const managed = Boolean(project.managed_by);
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -169,12 +171,12 @@ export function ProjectTaskPodsCard() {
       <CardTitle component="h2">{t('Where tasks run')}</CardTitle>
       <CardBody>
         <Form onSubmit={submit} noValidate aria-label={t('Where tasks run')}>
-          <FormDisabledContext.Provider value={update.isPending}>
+          <FormDisabledContext.Provider value={update.isPending || managed}>
             <TaskPodsFields scope="project" value={pods} onChange={setPods} />
           </FormDisabledContext.Provider>
           <SaveError message={update.error ? errorMessage(update.error) : undefined} />
           <ActionGroup>
-            <Button type="submit" variant="primary" isLoading={update.isPending} isDisabled={update.isPending}>
+            <Button type="submit" variant="primary" isLoading={update.isPending} isDisabled={update.isPending || managed}>
               {t('Save task pod settings')}
             </Button>
           </ActionGroup>
