@@ -178,6 +178,29 @@ func checkDayOffset(offset time.Duration) error {
 // into that date's midnight UTC.
 func dayOf(n int64) time.Time { return time.Unix(n*86400, 0).UTC() }
 
+// dayCountRows is what database/sql's rows and pgx's have in common.
+type dayCountRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanDayCounts reads the rows of either backend's day-count query: the
+// day's number, a status, its count.
+func scanDayCounts(rows dayCountRows) ([]DayCount, error) {
+	out := []DayCount{}
+	for rows.Next() {
+		var day int64
+		var c DayCount
+		if err := rows.Scan(&day, &c.Status, &c.Count); err != nil {
+			return nil, err
+		}
+		c.Day = dayOf(day)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
 func micros(t time.Time) int64 { return t.Truncate(time.Microsecond).UnixMicro() }
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }

@@ -120,17 +120,8 @@ func (s *sqliteStore) TaskCountsByDay(ctx context.Context, projectID int64, sinc
 		return nil, s.fail("count tasks by day", err)
 	}
 	defer rows.Close()
-	out := []DayCount{}
-	for rows.Next() {
-		var day int64
-		var c DayCount
-		if err := rows.Scan(&day, &c.Status, &c.Count); err != nil {
-			return nil, s.fail("count tasks by day", err)
-		}
-		c.Day = dayOf(day)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanDayCounts(rows)
+	if err != nil {
 		return nil, s.fail("count tasks by day", err)
 	}
 	return out, nil
