@@ -5,6 +5,7 @@
 package controlplane
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -127,14 +128,43 @@ func Start(opts Options) (*ControlPlane, error) {
 		return nil, err
 	}
 
-	etcd := &envtest.Etcd{DataDir: etcdDir(opts.DataDir), Out: etcdLog, Err: etcdLog}
-	api := &envtest.APIServer{CertDir: apiserverDir(opts.DataDir), Out: apiLog, Err: apiLog}
 	certs, err := writeEtcdCerts(etcdTLSDir(opts.DataDir))
-	if err == nil {
-		err = configureEtcdTLS(etcd, api, certs)
-	}
 	if err != nil {
 		cp.closeLogs()
+		return nil, fmt.Errorf("preparing etcd's TLS: %w", err)
+	}
+	var cfg *rest.Config
+	for attempt := 1; ; attempt++ {
+		cfg, err = cp.startOnce(opts, certs, etcdLog, apiLog)
+		if err == nil {
+			break
+		}
+		// etcd's ports are picked free and released before etcd binds
+		// them: another process's connection can take one meanwhile, and
+		// every retry of envtest's reuses the same ports. Fresh ones then.
+		if attempt == portAttempts || !portWasTaken(etcdLog.Name()) {
+			cp.closeLogs()
+			return nil, fmt.Errorf("starting the control plane (logs in %s): %w", logDir(opts.DataDir), err)
+		}
+	}
+	cp.Config = cfg
+
+	if err := cp.writeKubeconfig(); err != nil {
+		_ = cp.Stop()
+		return nil, err
+	}
+	return cp, nil
+}
+
+// portAttempts is how many sets of etcd ports Start tries.
+const portAttempts = 3
+
+// startOnce starts etcd and the kube-apiserver on ports picked now; on
+// error nothing it started is left running.
+func (cp *ControlPlane) startOnce(opts Options, certs etcdCerts, etcdLog, apiLog io.Writer) (*rest.Config, error) {
+	etcd := &envtest.Etcd{DataDir: etcdDir(opts.DataDir), Out: etcdLog, Err: etcdLog}
+	api := &envtest.APIServer{CertDir: apiserverDir(opts.DataDir), Out: apiLog, Err: apiLog}
+	if err := configureEtcdTLS(etcd, api, certs); err != nil {
 		return nil, fmt.Errorf("preparing etcd's TLS: %w", err)
 	}
 	cp.env = &envtest.Environment{
@@ -149,16 +179,15 @@ func Start(opts Options) (*ControlPlane, error) {
 	restoreGOGC()
 	if err != nil {
 		_ = cp.env.Stop()
-		cp.closeLogs()
-		return nil, fmt.Errorf("starting the control plane (logs in %s): %w", logDir(opts.DataDir), err)
-	}
-	cp.Config = cfg
-
-	if err := cp.writeKubeconfig(); err != nil {
-		_ = cp.Stop()
 		return nil, err
 	}
-	return cp, nil
+	return cfg, nil
+}
+
+// portWasTaken reports whether etcd's log says it could not bind a port.
+func portWasTaken(etcdLog string) bool {
+	data, err := os.ReadFile(etcdLog)
+	return err == nil && bytes.Contains(data, []byte("address already in use"))
 }
 
 // writeKubeconfig provisions a cluster-admin client certificate and writes a

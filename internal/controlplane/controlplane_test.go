@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -72,4 +73,41 @@ func TestLockDataDir_secondHolderIsRefused(t *testing.T) {
 		t.Fatalf("lock after unlock = %v", err)
 	}
 	again.Unlock()
+}
+
+// A port of etcd's taken between its pick and etcd's bind (by another
+// process's connection, in the kernel's ephemeral range) costs one attempt:
+// the plane starts on fresh ports.
+func TestStart_aTakenEtcdPortIsPickedAgain(t *testing.T) {
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		assets = DefaultAssetsDir()
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	picks := 0
+	pickPort = func() (int, error) {
+		picks++
+		if picks == 2 { // the client port of the first attempt
+			return taken.Addr().(*net.TCPAddr).Port, nil
+		}
+		return freePort()
+	}
+	defer func() { pickPort = freePort }()
+
+	dataDir := t.TempDir()
+	cp, err := Start(Options{DataDir: dataDir, AssetsDir: assets})
+	if err != nil {
+		t.Fatalf("the plane did not start on fresh ports: %v", err)
+	}
+	defer func() { _ = cp.Stop() }()
+	if picks != 6 {
+		t.Fatalf("%d ports picked, want 3 for each of two attempts", picks)
+	}
+	if !portWasTaken(filepath.Join(dataDir, "logs", "etcd.log")) {
+		t.Fatal("etcd's log does not show the taken port of the first attempt")
+	}
 }
