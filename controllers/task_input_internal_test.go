@@ -101,7 +101,7 @@ func TestWatchedInput_answersOnlyForAbsentOrOwnSecrets(t *testing.T) {
 	w := &SecretWatches{client: metadatafake.NewSimpleMetadataClient(scheme, input("ours", "uid-now"), input("earlier", "uid-before")),
 		watching: map[string]*keyWatch{}}
 	r := &TaskReconciler{Secrets: w}
-	if known, own := r.watchedInput(task, "ours"); known || own {
+	if own, known := r.watchedInput(task, "ours"); known || own != nil {
 		t.Fatalf("before the watch lists: known %v own %v, want neither", known, own)
 	}
 	w.Watch("ns")
@@ -127,14 +127,14 @@ func TestWatchedInput_answersOnlyForAbsentOrOwnSecrets(t *testing.T) {
 	} {
 		task := task.DeepCopy()
 		task.Namespace = c.ns
-		if known, own := r.watchedInput(task, c.name); known != c.known || own != c.own {
+		if own, known := r.watchedInput(task, c.name); known != c.known || (own != nil) != c.own {
 			t.Errorf("%s/%s: known %v own %v, want %v %v", c.ns, c.name, known, own, c.known, c.own)
 		}
 	}
-	if got := r.watchedOwnInput(task, "ours"); got == nil || got.Name != "ours" {
-		t.Errorf("watchedOwnInput(ours) = %v", got)
+	if got, _ := r.watchedInput(task, "ours"); got == nil || got.Name != "ours" {
+		t.Errorf("watchedInput(ours) = %v", got)
 	}
-	if got := r.watchedOwnInput(task, "earlier"); got != nil {
-		t.Errorf("watchedOwnInput(earlier) = %v, want nil: another task's", got)
+	if got, _ := r.watchedInput(task, "earlier"); got != nil {
+		t.Errorf("watchedInput(earlier) = %v, want nil: another task's", got)
 	}
 }

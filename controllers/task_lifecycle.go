@@ -178,7 +178,7 @@ func (r *TaskReconciler) deleteRunSecrets(ctx context.Context, task *bastionv1.T
 	// must go all the same.
 	input := secretMetadata()
 	var err error
-	if cached := r.watchedOwnInput(task, run.InputSecret); cached != nil {
+	if cached, _ := r.watchedInput(task, run.InputSecret); cached != nil {
 		cached.ObjectMeta.DeepCopyInto(&input.ObjectMeta)
 	} else {
 		err = r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: run.InputSecret}, input)

@@ -47,8 +47,8 @@ func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, r
 		return run, err
 	}
 
-	switch known, own := r.watchedInput(task, run.InputSecret); {
-	case own:
+	switch own, known := r.watchedInput(task, run.InputSecret); {
+	case own != nil:
 		return run, nil // prepared by an earlier reconcile
 	case !known:
 		if own, err := r.ownInput(ctx, r.Client, task, run.InputSecret); err != nil || own {
@@ -115,30 +115,21 @@ func (r *TaskReconciler) ownInput(ctx context.Context, reader client.Reader, tas
 }
 
 // watchedInput says what the namespace's Secret watch knows of the task's
-// input Secret: known when the watch has listed and either has no such
-// Secret or has this task's; own when it has this task's. A task's start
-// read the input Secret from the apiserver before every create, most of
-// a start's reads (docs/benchmarks.md, P1). What the watch does not know,
-// or a Secret of the name that is not this task's, is for ownInput.
-func (r *TaskReconciler) watchedInput(task *bastionv1.Task, name string) (known, own bool) {
+// input Secret: own is the watch's copy when it is this task's; known is
+// true when the watch has listed and either has no such Secret or has
+// this task's. A task's start read the input Secret from the apiserver
+// before every create, most of a start's reads (docs/benchmarks.md, P1).
+// What the watch does not know, or a Secret of the name that is not this
+// task's, is for ownInput.
+func (r *TaskReconciler) watchedInput(task *bastionv1.Task, name string) (own *metav1.PartialObjectMetadata, known bool) {
 	if r.Secrets == nil {
-		return false, false
+		return nil, false
 	}
 	secret, found, synced := r.Secrets.Lookup(task.Namespace, name)
-	own = found && metav1.IsControlledBy(secret, task)
-	return synced && (!found || own), own
-}
-
-// watchedOwnInput is the task's input Secret as the watch has it, when it
-// has this task's; nil otherwise.
-func (r *TaskReconciler) watchedOwnInput(task *bastionv1.Task, name string) *metav1.PartialObjectMetadata {
-	if r.Secrets == nil {
-		return nil
+	if found && metav1.IsControlledBy(secret, task) {
+		return secret, true
 	}
-	if secret, found, _ := r.Secrets.Lookup(task.Namespace, name); found && metav1.IsControlledBy(secret, task) {
-		return secret
-	}
-	return nil
+	return nil, synced && !found
 }
 
 // isTaskInput reports whether secret is the input Secret of a Task named
