@@ -158,5 +158,14 @@ export default defineConfig({
     css: false,
     // The machine is shared: rendering PatternFly tables takes seconds there.
     testTimeout: 30_000,
+    // One jsdom and one module graph per worker, not per file: setting up
+    // jsdom and importing PatternFly again for each of 50 files was 60 % of
+    // the suite's CPU (215 s against 85 s, docs/benchmarks.md "CI time").
+    // So a test file must not depend on being first: no vi.mock of a module
+    // that another file imports for real (a lazy() caches whichever it got
+    // first), and whatever a test changes globally is restored in
+    // src/test/setup.ts's afterEach.
+    pool: 'threads',
+    isolate: false,
   },
 });

@@ -1,23 +1,11 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stubApi, type Answer } from '../../../test/api';
 import { admin, alice, project } from '../../../test/fixtures';
 import { inProject } from '../../../test/project';
 import { renderWithProviders } from '../../../test/render';
-import type { DeleteResourceDialogProps } from '../../../components/DeleteResourceDialog';
 import { TemplateRoutes } from '../TemplateRoutes';
 import { template } from './fixtures';
-
-// The resources helper owns the delete dialog (references, confirmation,
-// DELETE); here it stands in as a button that reports what it was given.
-vi.mock('../../../components/DeleteResourceDialog', () => ({
-  DeleteResourceDialog: (props: DeleteResourceDialogProps) => (
-    <div role="dialog" aria-label="Delete stand-in">
-      <span data-testid="delete-path">{`${props.kind} ${props.name} ${props.path}`}</span>
-      <button onClick={props.onDeleted}>Deleted</button>
-    </div>
-  ),
-}));
 
 const infra = project(1, 'Infra');
 const deploy = template(9, 'Ship it', {
@@ -64,12 +52,20 @@ describe('the template detail (docs/features.md §2)', () => {
   });
 
   it('deletes through the delete dialog and names the template in quotes', async () => {
-    stubApi(reads);
+    // The real dialog (its own flow is tested in components/): here what
+    // matters is that it is given this template's kind, name and path.
+    const none = { templates: [], inventories: [], repositories: [], schedules: [], integrations: [] };
+    const api = stubApi({
+      ...reads,
+      'GET /project/1/templates/9/refs': [200, none],
+      'DELETE /project/1/templates/9': [204],
+    });
     renderDetail();
     fireEvent.click(await screen.findByRole('button', { name: 'Delete' }));
-    const dialog = await screen.findByRole('dialog', { name: 'Delete stand-in' });
-    expect(within(dialog).getByTestId('delete-path')).toHaveTextContent('template Ship it /project/1/templates/9');
-    fireEvent.click(within(dialog).getByRole('button', { name: 'Deleted' }));
+    const dialog = await screen.findByRole('dialog', { name: /Delete template/ });
+    expect(dialog).toHaveTextContent('"Ship it"');
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Delete' }));
+    await waitFor(() => expect(api.writes()).toEqual([{ method: 'DELETE', path: '/project/1/templates/9', body: undefined }]));
     expect(await screen.findByText('Template "Ship it" deleted')).toBeInTheDocument();
     await waitFor(() => expect(screen.getByTestId('location')).toHaveTextContent(/^\/project\/1\/templates$/));
   });
