@@ -36,8 +36,13 @@ export default defineConfig({
     // Workers load this file again after globalSetup has set BASTION_URL.
     baseURL: process.env.BASTION_URL,
     headless: true,
-    screenshot: 'on',
-    trace: 'retain-on-failure',
+    // The screens the features need are taken by the tests themselves
+    // (helpers.ts screenshot); the automatic one is for a failure.
+    screenshot: 'only-on-failure',
+    // A trace records the DOM at every action: it doubled the suite's CPU
+    // (docs/benchmarks.md "CI time") and CI keeps no files to open it from.
+    // To debug a failure locally: PW_TRACE=retain-on-failure npm run e2e.
+    trace: (process.env.PW_TRACE as 'retain-on-failure' | 'on' | undefined) ?? 'off',
   },
   projects: [
     {
