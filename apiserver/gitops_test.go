@@ -399,19 +399,23 @@ spec:
 	}
 }
 
-// eventuallyListedAlias waits until the alias list at path has alias and
-// returns its id.
+// eventuallyListedAlias waits until the alias list at path has alias, which
+// Argo CD manages, and returns its id.
 func eventuallyListedAlias(t *testing.T, b *browser, path, alias string) int64 {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var list []struct {
-			ID  int64  `json:"id"`
-			URL string `json:"url"`
+			ID        int64  `json:"id"`
+			URL       string `json:"url"`
+			ManagedBy string `json:"managed_by"`
 		}
 		b.must("GET", path, nil, http.StatusOK, &list)
 		for _, item := range list {
 			if strings.HasSuffix(item.URL, "/"+alias) {
+				if item.ManagedBy != "Argo CD" {
+					t.Fatalf("the alias %s: managed_by %q", alias, item.ManagedBy)
+				}
 				return item.ID
 			}
 		}
