@@ -8,10 +8,11 @@ import (
 	"github.com/bastion-dev/bastion/internal/gitops"
 )
 
-// managedJSON is embedded in every project resource's JSON and in a
-// project's: who manages the object from outside Bastion ("Flux", "Argo
-// CD", docs/gitops.md), which makes it read-only here; absent when nobody
-// does or when Options.EditManagedObjects lets them be edited.
+// managedJSON is embedded in every project resource's JSON, an alias's, a
+// project's and a user's: who manages the object from outside Bastion
+// ("Flux", "Argo CD", docs/gitops.md), which makes it read-only here;
+// absent when nobody does or when Options.EditManagedObjects lets them be
+// edited.
 type managedJSON struct {
 	ManagedBy string `json:"managed_by,omitempty"`
 }

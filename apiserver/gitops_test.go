@@ -433,3 +433,45 @@ func (e *apiEnv) get(t *testing.T, ns, name string, obj client.Object) {
 		t.Fatal(err)
 	}
 }
+
+// A user declared in Git (Users are cluster objects too) is read-only
+// through /api but for its password, which lives in a Secret of Bastion's.
+func TestGitOps_managedUserIsReadOnlyButForItsPassword(t *testing.T) {
+	e := startEnv(t)
+	admin, pw := e.newUser(t, "gitops-users-admin", true)
+	b := e.signIn(t, admin.Spec.Username, pw)
+	declared, _ := e.newUser(t, "declared", false)
+	path := fmt.Sprintf("/api/users/%d", userIDOf(t, declared))
+	e.kubectl(t, "", "label", "user", declared.Name, "kustomize.toolkit.fluxcd.io/name=bastion-users", "kustomize.toolkit.fluxcd.io/namespace=flux-system")
+	var got managedItem
+	deadline := time.Now().Add(10 * time.Second)
+	for got.ManagedBy == "" && time.Now().Before(deadline) {
+		b.must("GET", path, nil, http.StatusOK, &got)
+		time.Sleep(20 * time.Millisecond) // the API reads users from the cache
+	}
+	if got.ManagedBy != "Flux" {
+		t.Fatalf("user managed_by = %q", got.ManagedBy)
+	}
+	edit := map[string]any{"username": declared.Spec.Username, "name": "Renamed", "email": declared.Spec.Email}
+	for _, method := range []string{"PUT", "DELETE"} {
+		var body any
+		if method == "PUT" {
+			body = edit
+		}
+		code, data := b.call(method, path, body)
+		if code != http.StatusConflict || !strings.Contains(errorOf(t, data), "This user is managed by Flux (Kustomization flux-system/bastion-users)") {
+			t.Errorf("%s %s = %d %s, want 409", method, path, code, data)
+		}
+	}
+	var stored bastionv1.User
+	e.get(t, "", declared.Name, &stored)
+	if stored.Spec.Name != declared.Spec.Name || !stored.DeletionTimestamp.IsZero() {
+		t.Fatalf("a refused write changed the user: %+v", stored.Spec)
+	}
+	b.must("POST", path+"/password", map[string]any{"password": "a-new-password-1"}, http.StatusNoContent, nil)
+
+	editable := e.serve(t, func(_ string, o *apiserver.Options) { o.EditManagedObjects = true })
+	be := e.signInAt(t, editable, admin.Spec.Username, pw)
+	be.must("PUT", path, edit, http.StatusNoContent, nil)
+	be.must("DELETE", path, nil, http.StatusNoContent, nil)
+}
