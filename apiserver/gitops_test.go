@@ -54,6 +54,21 @@ func (e *apiEnv) kubectl(t *testing.T, stdin string, args ...string) string {
 	return out.String()
 }
 
+// fluxView is a View as Flux's kustomize-controller applies it, in the
+// namespace %[1]s.
+const fluxView = `apiVersion: automation.bastion.dev/v1alpha1
+kind: View
+metadata:
+  name: flux-view
+  namespace: %[1]s
+  labels:
+    kustomize.toolkit.fluxcd.io/name: bastion-apps
+    kustomize.toolkit.fluxcd.io/namespace: flux-system
+spec:
+  title: From Flux
+  position: 0
+`
+
 // managedItem is what these tests read of any kind's answer.
 type managedItem struct {
 	ID        int64  `json:"id"`
@@ -83,20 +98,33 @@ func eventuallyListed(t *testing.T, b *browser, path, name string) managedItem {
 	}
 }
 
+// eventuallyManaged waits until GET path answers a managed_by (a label
+// kubectl put on the object reaches the API's cache a moment later) and
+// returns it; "" if it never does.
+func eventuallyManaged(t *testing.T, b *browser, path string) string {
+	t.Helper()
+	var got managedItem
+	deadline := time.Now().Add(10 * time.Second)
+	for got.ManagedBy == "" && time.Now().Before(deadline) {
+		b.must("GET", path, nil, http.StatusOK, &got)
+		time.Sleep(20 * time.Millisecond) // polling a real server's cache
+	}
+	return got.ManagedBy
+}
+
+// refused checks that a write answers 409 saying want.
+func refused(t *testing.T, b *browser, method, path string, body any, want string) {
+	t.Helper()
+	code, data := b.call(method, path, body)
+	if code != http.StatusConflict || !strings.Contains(errorOf(t, data), want) {
+		t.Errorf("%s %s = %d %s, want 409 saying %q", method, path, code, data, want)
+	}
+}
+
 func TestGitOps_kubectlAppliedObjectsAreReadOnlyThroughTheAPI(t *testing.T) {
 	e := startEnv(t)
 	p := e.newSchedintProject(t, "GitOps")
-	manifests := fmt.Sprintf(`apiVersion: automation.bastion.dev/v1alpha1
-kind: View
-metadata:
-  name: flux-view
-  namespace: %[1]s
-  labels:
-    kustomize.toolkit.fluxcd.io/name: bastion-apps
-    kustomize.toolkit.fluxcd.io/namespace: flux-system
-spec:
-  title: From Flux
----
+	manifests := fmt.Sprintf(fluxView+`---
 apiVersion: automation.bastion.dev/v1alpha1
 kind: View
 metadata:
@@ -146,10 +174,7 @@ type: Opaque
 		if r.method == "PUT" {
 			body = map[string]any{"id": flux.ID, "title": "Edited", "position": 0}
 		}
-		code, data := p.b.call(r.method, r.path, body)
-		if code != http.StatusConflict || !strings.Contains(errorOf(t, data), r.want) {
-			t.Errorf("%s %s = %d %s, want 409 saying %q", r.method, r.path, code, data, r.want)
-		}
+		refused(t, p.b, r.method, r.path, body, r.want)
 	}
 	if v := e.viewObject(t, p.ns, flux.ID); v.Spec.Title != "From Flux" || !v.DeletionTimestamp.IsZero() {
 		t.Fatalf("a refused write changed the view: %+v", v.Spec)
@@ -158,14 +183,8 @@ type: Opaque
 
 	// The project itself: settings, team and delete.
 	e.kubectl(t, "", "label", "project", p.obj.Name, "argocd.argoproj.io/instance=bastion-projects")
-	var project managedItem
-	deadline := time.Now().Add(10 * time.Second)
-	for project.ManagedBy == "" && time.Now().Before(deadline) {
-		p.b.must("GET", p.base, nil, http.StatusOK, &project)
-		time.Sleep(20 * time.Millisecond) // the API reads projects from the cache
-	}
-	if project.ManagedBy != "Argo CD" {
-		t.Fatalf("project managed_by = %q", project.ManagedBy)
+	if by := eventuallyManaged(t, p.b, p.base); by != "Argo CD" {
+		t.Fatalf("project managed_by = %q", by)
 	}
 	member, _ := e.newUser(t, "gitops-member", false)
 	for _, r := range []struct {
@@ -176,10 +195,7 @@ type: Opaque
 		{"POST", p.base + "/users", map[string]any{"user_id": userIDOf(t, member), "role": "guest"}},
 		{"DELETE", p.base, nil},
 	} {
-		code, data := p.b.call(r.method, r.path, r.body)
-		if code != http.StatusConflict || !strings.Contains(errorOf(t, data), "This project is managed by Argo CD (Application bastion-projects)") {
-			t.Errorf("%s %s = %d %s, want 409", r.method, r.path, code, data)
-		}
+		refused(t, p.b, r.method, r.path, r.body, "This project is managed by Argo CD (Application bastion-projects)")
 	}
 	if got := e.projectObject(t, p.id); got.Spec.DisplayName != "GitOps" || len(got.Spec.Members) != 1 || !got.DeletionTimestamp.IsZero() {
 		t.Fatalf("a refused write changed the project: %+v", got.Spec)
@@ -215,18 +231,7 @@ func TestGitOps_childWritesOfManagedObjectsAreRefused(t *testing.T) {
 	e := startEnv(t)
 	p := e.newSchedintProject(t, "GitOps children")
 	template, _ := e.seedTemplate(t, p.obj, "Deploy", "")
-	manifests := fmt.Sprintf(`apiVersion: automation.bastion.dev/v1alpha1
-kind: View
-metadata:
-  name: flux-view
-  namespace: %[1]s
-  labels:
-    kustomize.toolkit.fluxcd.io/name: bastion-apps
-    kustomize.toolkit.fluxcd.io/namespace: flux-system
-spec:
-  title: From Flux
-  position: 0
----
+	manifests := fmt.Sprintf(fluxView+`---
 apiVersion: automation.bastion.dev/v1alpha1
 kind: View
 metadata:
@@ -339,10 +344,7 @@ spec:
 			"This secret is managed by Flux (Kustomization flux-system/bastion-secrets); change it in its Git repository"},
 	}
 	for _, w := range writes {
-		code, data := p.b.call(w.method, w.path, w.body)
-		if code != http.StatusConflict || !strings.Contains(errorOf(t, data), w.want) {
-			t.Errorf("%s: %s %s = %d %s, want 409 saying %q", w.name, w.method, w.path, code, data, w.want)
-		}
+		t.Run(w.name, func(t *testing.T) { refused(t, p.b, w.method, w.path, w.body, w.want) })
 	}
 
 	// Nothing changed: no view moved (the request is all or nothing), the
@@ -443,14 +445,8 @@ func TestGitOps_managedUserIsReadOnlyButForItsPassword(t *testing.T) {
 	declared, _ := e.newUser(t, "declared", false)
 	path := fmt.Sprintf("/api/users/%d", userIDOf(t, declared))
 	e.kubectl(t, "", "label", "user", declared.Name, "kustomize.toolkit.fluxcd.io/name=bastion-users", "kustomize.toolkit.fluxcd.io/namespace=flux-system")
-	var got managedItem
-	deadline := time.Now().Add(10 * time.Second)
-	for got.ManagedBy == "" && time.Now().Before(deadline) {
-		b.must("GET", path, nil, http.StatusOK, &got)
-		time.Sleep(20 * time.Millisecond) // the API reads users from the cache
-	}
-	if got.ManagedBy != "Flux" {
-		t.Fatalf("user managed_by = %q", got.ManagedBy)
+	if by := eventuallyManaged(t, b, path); by != "Flux" {
+		t.Fatalf("user managed_by = %q", by)
 	}
 	edit := map[string]any{"username": declared.Spec.Username, "name": "Renamed", "email": declared.Spec.Email}
 	for _, method := range []string{"PUT", "DELETE"} {
@@ -458,10 +454,7 @@ func TestGitOps_managedUserIsReadOnlyButForItsPassword(t *testing.T) {
 		if method == "PUT" {
 			body = edit
 		}
-		code, data := b.call(method, path, body)
-		if code != http.StatusConflict || !strings.Contains(errorOf(t, data), "This user is managed by Flux (Kustomization flux-system/bastion-users)") {
-			t.Errorf("%s %s = %d %s, want 409", method, path, code, data)
-		}
+		refused(t, b, method, path, body, "This user is managed by Flux (Kustomization flux-system/bastion-users)")
 	}
 	var stored bastionv1.User
 	e.get(t, "", declared.Name, &stored)
