@@ -114,7 +114,13 @@ function ResourceTable<T extends Item>({
             {canWrite && (
               <Td isActionCell>
                 <Flex flexWrap={{ default: 'nowrap' }} spaceItems={{ default: 'spaceItemsNone' }} justifyContent={{ default: 'justifyContentFlexEnd' }}>
-                  <RowActions name={item.name} managedBy={item.managed_by} onEdit={() => onEdit(item)} onDelete={() => onDelete(item)} />
+                  <RowActions
+                    name={item.name}
+                    labels={[t('Edit {{name}}', { name: item.name }), t('Delete {{name}}', { name: item.name })]}
+                    managedBy={item.managed_by}
+                    onEdit={() => onEdit(item)}
+                    onDelete={() => onDelete(item)}
+                  />
                 </Flex>
               </Td>
             )}

@@ -7,22 +7,21 @@ import { Suspense, type ReactNode } from 'react';
 import { Button } from '@patternfly/react-core';
 import PencilAltIcon from '@patternfly/react-icons/dist/esm/icons/pencil-alt-icon';
 import TrashIcon from '@patternfly/react-icons/dist/esm/icons/trash-icon';
-import { useTranslation } from 'react-i18next';
 import { LazyManaged } from './lazyDialogs';
 
 interface RowActionsProps {
-  /** The object's name, in the buttons' accessible names. */
+  /** The object's name, for the disabled icons' accessible names. */
   name: string;
+  /** The icons' accessible names, "Edit {{name}}" and "Delete {{name}}" in
+   * the caller's words (its namespace is loaded; this module reads none). */
+  labels: [edit: string, remove: string];
   /** Who manages it (an answer's managed_by); the icons are disabled then. */
   managedBy?: string;
   onEdit(): void;
   onDelete(): void;
-  /** The caller's words ("Edit {{name}}" is in each). */
-  ns?: string;
 }
 
-export function RowActions({ name, managedBy, onEdit, onDelete, ns = 'resources' }: RowActionsProps) {
-  const { t } = useTranslation(ns);
+export function RowActions({ name, labels, managedBy, onEdit, onDelete }: RowActionsProps) {
   if (managedBy) {
     return (
       <Suspense fallback={null}>
@@ -32,8 +31,8 @@ export function RowActions({ name, managedBy, onEdit, onDelete, ns = 'resources'
   }
   return (
     <>
-      <Button variant="plain" icon={<PencilAltIcon />} aria-label={t('Edit {{name}}', { name })} onClick={onEdit} />
-      <Button variant="plain" icon={<TrashIcon />} aria-label={t('Delete {{name}}', { name })} onClick={onDelete} />
+      <Button variant="plain" icon={<PencilAltIcon />} aria-label={labels[0]} onClick={onEdit} />
+      <Button variant="plain" icon={<TrashIcon />} aria-label={labels[1]} onClick={onDelete} />
     </>
   );
 }

@@ -85,8 +85,8 @@ export function IntegrationsPage() {
                     {manage && (
                       <Flex flexWrap={{ default: 'nowrap' }} gap={{ default: 'gapNone' }} justifyContent={{ default: 'justifyContentFlexEnd' }}>
                         <RowActions
-                          ns="integrations"
                           name={integration.name}
+                          labels={[t('Edit {{name}}', { name: integration.name }), t('Delete {{name}}', { name: integration.name })]}
                           managedBy={integration.managed_by}
                           onEdit={() => setEditing(integration)}
                           onDelete={() => setDeleting(integration)}

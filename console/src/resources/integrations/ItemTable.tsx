@@ -84,7 +84,13 @@ export function ItemTable<T extends { id: number; name: string }>(props: ItemTab
                 ))}
                 <Td isActionCell>
                   <Flex flexWrap={{ default: 'nowrap' }} gap={{ default: 'gapNone' }} justifyContent={{ default: 'justifyContentFlexEnd' }}>
-                    <RowActions ns="integrations" name={item.name} managedBy={props.managedBy} onEdit={() => props.onEdit(item)} onDelete={() => props.onDelete(item)} />
+                    <RowActions
+                      name={item.name}
+                      labels={[t('Edit {{name}}', { name: item.name }), t('Delete {{name}}', { name: item.name })]}
+                      managedBy={props.managedBy}
+                      onEdit={() => props.onEdit(item)}
+                      onDelete={() => props.onDelete(item)}
+                    />
                   </Flex>
                 </Td>
               </Tr>
