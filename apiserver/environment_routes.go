@@ -200,6 +200,11 @@ func (s *Server) updateEnvironment(r *http.Request, req *environmentJSON, env *b
 	spec.SecretRef = env.Spec.SecretRef
 	switch {
 	case secret.Name != "" && !maps.EqualFunc(data, secret.Data, bytes.Equal):
+		// The Secret may be a GitOps tool's (a sealed or SOPS-encrypted
+		// one in Git) while the environment is not.
+		if err := s.refuseManaged("secret", secret); err != nil {
+			return err
+		}
 		err = s.updateObject(ctx, secret, func() error {
 			// Applied again to the latest data: another save may have
 			// come in between.
@@ -237,7 +242,8 @@ func (s *Server) deleteEnvironmentSecret(r *http.Request, env *bastionv1.Environ
 	}
 }
 
-// deleteUnlessKey deletes the Secret called name unless it is a key.
+// deleteUnlessKey deletes the Secret called name unless it is a key or a
+// GitOps tool manages it.
 func (s *Server) deleteUnlessKey(ctx context.Context, ns, name string) error {
 	secret := secretMetadata()
 	if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret); err != nil {
@@ -245,6 +251,9 @@ func (s *Server) deleteUnlessKey(ctx context.Context, ns, name string) error {
 	}
 	if _, isKey := secret.Labels[bastionv1.LabelKeyType]; isKey {
 		return nil
+	}
+	if _, managed := s.managerOf(secret); managed {
+		return nil // its GitOps tool would put it back; removing it is the tool's
 	}
 	return client.IgnoreNotFound(s.opts.Client.Delete(ctx, secret))
 }

@@ -8,10 +8,11 @@ import (
 	"github.com/bastion-dev/bastion/internal/gitops"
 )
 
-// managedJSON is embedded in every project resource's JSON and in a
-// project's: who manages the object from outside Bastion ("Flux", "Argo
-// CD", docs/gitops.md), which makes it read-only here; absent when nobody
-// does or when Options.EditManagedObjects lets them be edited.
+// managedJSON is embedded in every project resource's JSON, an alias's, a
+// project's and a user's: who manages the object from outside Bastion
+// ("Flux", "Argo CD", docs/gitops.md), which makes it read-only here;
+// absent when nobody does or when Options.EditManagedObjects lets them be
+// edited.
 type managedJSON struct {
 	ManagedBy string `json:"managed_by,omitempty"`
 }
@@ -55,10 +56,15 @@ func (s *Server) refuseManaged(noun string, obj client.Object) error {
 // unmanagedWrites guards every write to one object of a kind, after the
 // permission check: the object loadEntity put in the context under param
 // must not be managed from outside. Writes to the collection (no object
-// loaded) pass: a new object is Bastion's.
+// loaded) pass: a new object is Bastion's. Reads pass too, so that a group
+// of routes can take the guard whole (an integration's aliases).
 func (s *Server) unmanagedWrites(param, noun string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				next.ServeHTTP(w, r)
+				return
+			}
 			if obj, ok := r.Context().Value(entityKey(param)).(client.Object); ok {
 				if err := s.refuseManaged(noun, obj); err != nil {
 					failErr(w, r, err)

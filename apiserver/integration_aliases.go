@@ -22,6 +22,7 @@ import (
 type aliasJSON struct {
 	ID  int64  `json:"id"`
 	URL string `json:"url"`
+	managedJSON
 }
 
 func (s *Server) toAliasJSON(a *bastionv1.IntegrationAlias) aliasJSON {
@@ -73,7 +74,9 @@ func (s *Server) listAliases(w http.ResponseWriter, r *http.Request) {
 	out := []aliasJSON{}
 	for i := range aliases {
 		if idOf(&aliases[i]) != 0 {
-			out = append(out, s.toAliasJSON(&aliases[i]))
+			item := s.toAliasJSON(&aliases[i])
+			s.markManaged(&item, &aliases[i])
+			out = append(out, item)
 		}
 	}
 	respond(w, http.StatusOK, out)

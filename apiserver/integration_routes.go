@@ -79,7 +79,8 @@ var integrationResource = &resource[*bastionv1.Integration, integrationJSON, int
 			r.Use(owners)
 			r.Get("/", s.listAliases)
 			r.Post("/", s.createAlias)
-			r.With(s.loadAlias).Delete("/{alias_id}", s.deleteAlias)
+			// An alias a GitOps tool applied is its tool's to remove.
+			r.With(s.loadAlias, s.unmanagedWrites("alias_id", "alias")).Delete("/{alias_id}", s.deleteAlias)
 		}
 		integrations.Route("/aliases", aliases)
 		integration.Route("/aliases", aliases)

@@ -25,6 +25,7 @@ type userJSON struct {
 	External         bool      `json:"external"`
 	Alert            bool      `json:"alert"`
 	CanCreateProject bool      `json:"can_create_project"`
+	managedJSON
 }
 
 // userBrief is all a non-admin sees of other users.
@@ -34,12 +35,14 @@ type userBrief struct {
 	Name     string `json:"name"`
 }
 
-func toUserJSON(u *bastionv1.User) userJSON {
-	return userJSON{
+func (s *Server) toUserJSON(u *bastionv1.User) userJSON {
+	out := userJSON{
 		ID: userID(u), Created: u.CreationTimestamp.UTC(), Username: u.Spec.Username, Name: u.Spec.Name,
 		Email: u.Spec.Email, Admin: u.Spec.Admin, External: u.Spec.External, Alert: u.Spec.Alert,
 		CanCreateProject: u.Spec.CanCreateProject,
 	}
+	s.markManaged(&out, u)
+	return out
 }
 
 // userRequest is the body of POST /users and PUT /users/{id}.
@@ -76,7 +79,7 @@ func (s *Server) userRoutes() chi.Router {
 // because clients show New Project by it; /users keeps the stored setting.
 func (s *Server) currentUser(w http.ResponseWriter, r *http.Request) {
 	p := who(r)
-	me := toUserJSON(p.user)
+	me := s.toUserJSON(p.user)
 	me.CanCreateProject = mayCreateProjects(p)
 	respond(w, http.StatusOK, me)
 }
@@ -97,7 +100,7 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]userJSON, 0, len(all))
 	for i := range all {
-		out = append(out, toUserJSON(&all[i]))
+		out = append(out, s.toUserJSON(&all[i]))
 	}
 	respond(w, http.StatusOK, out)
 }
@@ -122,7 +125,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
 	}
 	s.event(r, store.Event{ObjectType: "user", ObjectID: userID(user), ObjectName: user.Spec.Username,
 		Description: fmt.Sprintf("User %s created", user.Spec.Username)})
-	respond(w, http.StatusCreated, toUserJSON(user))
+	respond(w, http.StatusCreated, s.toUserJSON(user))
 }
 
 type userKey struct{}
@@ -155,7 +158,7 @@ func (s *Server) loadUser(next http.Handler) http.Handler {
 }
 
 func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {
-	respond(w, http.StatusOK, toUserJSON(userOf(r)))
+	respond(w, http.StatusOK, s.toUserJSON(userOf(r)))
 }
 
 func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
@@ -164,6 +167,12 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	user := userOf(r)
+	// A user declared in Git is its Git's (its password, a Secret of
+	// Bastion's, is not: POST …/password stays open).
+	if err := s.refuseManaged("user", user); err != nil {
+		failErr(w, r, err)
+		return
+	}
 	if req.ID != 0 && req.ID != userID(user) {
 		fail(w, http.StatusBadRequest, fmt.Sprintf("the body's id %d is not the URL's id %d", req.ID, userID(user)))
 		return
@@ -229,6 +238,10 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
 	user, p := userOf(r), who(r)
 	if userID(user) == p.id {
 		fail(w, http.StatusForbidden, "you cannot delete your own user")
+		return
+	}
+	if err := s.refuseManaged("user", user); err != nil {
+		failErr(w, r, err)
 		return
 	}
 	// Its reconciler takes the user out of every team and ends its

@@ -70,7 +70,10 @@ func (req viewRequest) spec() (bastionv1.ViewSpec, error) {
 
 // setViewPositions serves POST /views/positions {"<view_id>": position}.
 // Every id is checked before anything is written: an unknown id or a
-// negative position is a 400 and no view moves.
+// negative position is a 400 and no view moves; so is moving a view that a
+// GitOps tool manages (its position is its Git's), a 409. A managed view
+// sent at the position it has is no change and passes: the console sends
+// every tab's position after a drag.
 func (s *Server) setViewPositions(w http.ResponseWriter, r *http.Request) {
 	var req map[string]int32
 	if !decode(w, r, &req) {
@@ -96,7 +99,14 @@ func (s *Server) setViewPositions(w http.ResponseWriter, r *http.Request) {
 			failErr(w, r, err)
 			return
 		}
-		views[obj.(*bastionv1.View)] = position
+		view := obj.(*bastionv1.View)
+		if view.Spec.Position != position {
+			if err := s.refuseManaged(kinds.View.Name, view); err != nil {
+				failErr(w, r, err)
+				return
+			}
+		}
+		views[view] = position
 	}
 	for view, position := range views {
 		if view.Spec.Position == position {

@@ -36,7 +36,7 @@ async function inLook(page: Page, look: (typeof looks)[number], path: string) {
   await page.goto(path);
 }
 
-test('objects applied by Flux and Argo CD are read-only in the console @desktop', async ({ page, baseURL }, testInfo) => {
+test('objects applied by Flux and Argo CD are read-only in the console (keys, templates, schedules, views, integrations, the project) @desktop', async ({ page, baseURL }, testInfo) => {
   const api = await apiAs(baseURL!, admin.username, admin.password);
   const project = await createProject(api, unique(testInfo, 'GitOps'));
   const scenery = await createScenery(api, project.id, '/nonexistent');
@@ -63,6 +63,44 @@ type: Opaque
     'apply', '-f', '-',
   );
   kubectl('', 'label', '-n', ns, 'templates', '-l', `automation.bastion.dev/id=${template.id}`, 'argocd.argoproj.io/instance=bastion-templates');
+  // A view, a schedule of the template and an integration as Flux applies
+  // them: their write controls go too (views dialog, editor, detail).
+  const templateName = kubectl('', 'get', '-n', ns, 'templates', '-l', `automation.bastion.dev/id=${template.id}`, '-o', 'jsonpath={.items[0].metadata.name}');
+  kubectl(
+    `apiVersion: automation.bastion.dev/v1alpha1
+kind: View
+metadata:
+  name: git-view
+  namespace: ${ns}
+  labels: {kustomize.toolkit.fluxcd.io/name: bastion-views, kustomize.toolkit.fluxcd.io/namespace: flux-system}
+spec: {title: Views from Git, position: 0}
+---
+apiVersion: automation.bastion.dev/v1alpha1
+kind: Schedule
+metadata:
+  name: git-schedule
+  namespace: ${ns}
+  labels: {kustomize.toolkit.fluxcd.io/name: bastion-schedules, kustomize.toolkit.fluxcd.io/namespace: flux-system}
+spec: {templateRef: {name: ${templateName}}, cronFormat: "0 3 * * *", active: true}
+---
+apiVersion: automation.bastion.dev/v1alpha1
+kind: Integration
+metadata:
+  name: git-hook
+  namespace: ${ns}
+  labels: {kustomize.toolkit.fluxcd.io/name: bastion-hooks, kustomize.toolkit.fluxcd.io/namespace: flux-system}
+spec:
+  displayName: Hook from Git
+  matchers: [{name: Push event, matchType: header, method: equals, key: X-Event, value: push}]
+`,
+    'apply', '-f', '-',
+  );
+  let hookId = 0;
+  await expect(async () => {
+    const hooks = (await (await api.get(`/api/project/${project.id}/integrations`)).json()) as { id: number; name: string }[];
+    hookId = hooks.find((h) => h.name === 'Hook from Git')?.id ?? 0;
+    expect(hookId).toBeGreaterThan(0); // its controller numbers it a moment after kubectl
+  }).toPass();
   kubectl('', 'label', 'project', name, 'kustomize.toolkit.fluxcd.io/name=bastion-projects', 'kustomize.toolkit.fluxcd.io/namespace=flux-system');
 
   // The API refuses, and says where to change it.
@@ -93,7 +131,30 @@ type: Opaque
       await page.getByRole('button', { name: 'Delete', exact: true }).hover();
       await expect(page.getByRole('tooltip')).toContainText('Read-only here: Argo CD keeps it in step with its source');
     }
+    // Its schedule, from Flux.
+    await expect(page.getByRole('grid', { name: 'Schedules' }).getByText('Managed by Flux')).toBeVisible();
     await screenshot(page, testInfo, `gitops-template-${suffix}`);
+
+    await inLook(page, look, `/project/${project.id}/templates`);
+    await page.getByRole('button', { name: 'Edit views' }).click();
+    const views = page.getByRole('dialog', { name: 'Edit views' });
+    await expect(views.getByText('Managed by Flux')).toBeVisible();
+    await expect(views.getByRole('textbox', { name: 'Title of view 1' })).toHaveValue('Views from Git');
+    await expect(views.getByRole('textbox', { name: 'Title of view 1' })).toBeDisabled();
+    await expect(views.getByRole('button', { name: 'Delete view 1' })).toBeDisabled();
+    await expect(views.getByRole('button', { name: 'Move view 1 down' })).toBeDisabled();
+    await screenshot(page, testInfo, `gitops-views-${suffix}`);
+
+    await inLook(page, look, `/project/${project.id}/integration/${hookId}`);
+    await expect(page.getByRole('heading', { name: 'Hook from Git', level: 1 })).toBeVisible();
+    await expect(page.getByText('Managed by Flux')).toBeVisible();
+    await expect(page.getByRole('button', { name: 'Edit Push event' })).toHaveAttribute('aria-disabled', 'true');
+    await expect(page.getByRole('button', { name: 'Delete Push event' })).toHaveAttribute('aria-disabled', 'true');
+    for (const name of ['Edit', 'Add Alias', 'New Matcher', 'New Extracted Value']) {
+      await expect(page.getByRole('button', { name, exact: true })).toHaveCount(0);
+    }
+    await expect(page.getByRole('checkbox', { name: 'Available by project and global alias' })).toBeDisabled();
+    await screenshot(page, testInfo, `gitops-integration-${suffix}`);
 
     await inLook(page, look, `/project/${project.id}/settings`);
     await expect(page.getByText('Managed by Flux')).toBeVisible();

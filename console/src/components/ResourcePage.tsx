@@ -2,7 +2,7 @@
 // environment): a title, the New button for those who may write (docs/features.md §6),
 // the list's states (docs/features.md §4: a spinner while loading, the derived message
 // on failure, a helpful empty state) and a table of every row, no paging.
-import { Suspense, type ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import {
   Bullseye,
   Button,
@@ -15,13 +15,11 @@ import {
 } from '@patternfly/react-core';
 import CubesIcon from '@patternfly/react-icons/dist/esm/icons/cubes-icon';
 import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-circle-icon';
-import PencilAltIcon from '@patternfly/react-icons/dist/esm/icons/pencil-alt-icon';
-import TrashIcon from '@patternfly/react-icons/dist/esm/icons/trash-icon';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import type { UseQueryResult } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { errorMessage } from '../api/errors';
-import { LazyManaged } from './lazyDialogs';
+import { ManagedName, RowActions } from './RowActions';
 
 /** A row: managed_by is set when a GitOps tool manages it (read-only). */
 interface Item {
@@ -110,24 +108,19 @@ function ResourceTable<T extends Item>({
           <Tr key={item.id}>
             {columns.map((column, i) => (
               <Td key={column.title} dataLabel={column.title}>
-                {i === 0 && item.managed_by ? (
-                  // One piece with the name: a phone's row shows each cell's
-                  // content as one grid item beside its label.
-                  <span>
-                    {column.cell(item)}
-                    <Suspense fallback={null}>
-                      <LazyManaged by={item.managed_by} part="label" />
-                    </Suspense>
-                  </span>
-                ) : (
-                  column.cell(item)
-                )}
+                {i === 0 ? <ManagedName managedBy={item.managed_by}>{column.cell(item)}</ManagedName> : column.cell(item)}
               </Td>
             ))}
             {canWrite && (
               <Td isActionCell>
                 <Flex flexWrap={{ default: 'nowrap' }} spaceItems={{ default: 'spaceItemsNone' }} justifyContent={{ default: 'justifyContentFlexEnd' }}>
-                  <RowActions item={item} onEdit={onEdit} onDelete={onDelete} />
+                  <RowActions
+                    name={item.name}
+                    labels={[t('Edit {{name}}', { name: item.name }), t('Delete {{name}}', { name: item.name })]}
+                    managedBy={item.managed_by}
+                    onEdit={() => onEdit(item)}
+                    onDelete={() => onDelete(item)}
+                  />
                 </Flex>
               </Td>
             )}
@@ -135,23 +128,5 @@ function ResourceTable<T extends Item>({
         ))}
       </Tbody>
     </Table>
-  );
-}
-
-/** A row's edit and delete; disabled, saying why, when a GitOps tool manages it. */
-function RowActions<T extends Item>({ item, onEdit, onDelete }: { item: T; onEdit(item: T): void; onDelete(item: T): void }) {
-  const { t } = useTranslation('resources');
-  if (item.managed_by) {
-    return (
-      <Suspense fallback={null}>
-        <LazyManaged by={item.managed_by} name={item.name} part="icons" icons={[<PencilAltIcon key="edit" />, <TrashIcon key="delete" />]} />
-      </Suspense>
-    );
-  }
-  return (
-    <>
-      <Button variant="plain" icon={<PencilAltIcon />} aria-label={t('Edit {{name}}', { name: item.name })} onClick={() => onEdit(item)} />
-      <Button variant="plain" icon={<TrashIcon />} aria-label={t('Delete {{name}}', { name: item.name })} onClick={() => onDelete(item)} />
-    </>
   );
 }

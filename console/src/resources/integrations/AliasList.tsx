@@ -1,3 +1,4 @@
+import { Suspense } from 'react';
 import { Button, Content, Flex, FlexItem, Title } from '@patternfly/react-core';
 import CopyIcon from '@patternfly/react-icons/dist/esm/icons/copy-icon';
 import TrashIcon from '@patternfly/react-icons/dist/esm/icons/trash-icon';
@@ -6,12 +7,15 @@ import './integrations.css';
 import { errorMessage } from '../../api/errors';
 import { useNotify } from '../../app/Notifications';
 import { Permission, useProjectAccess } from '../../app/permissions';
+import { LazyManaged } from '../../components/lazyDialogs';
 import { useAddAlias, useAliases, useDeleteAlias } from './useAliases';
 import { useCopyAlias } from './useCopyAlias';
 
 interface AliasListProps {
   /** The integration whose aliases these are; none for the project's own. */
   integrationId?: number;
+  /** Who manages the integration: its aliases are its Git's, none added or deleted here. */
+  managedBy?: string;
 }
 
 /**
@@ -19,9 +23,11 @@ interface AliasListProps {
  * copy button and a delete button, then Add Alias, which reads "Loading
  * aliases..." until the list is there. An alias URL starts tasks, so the
  * server shows aliases only to those who may change integrations; others
- * read a line saying so, and the list is never asked for.
+ * read a line saying so, and the list is never asked for. An alias that a
+ * GitOps tool applied keeps its delete disabled, saying why; a managed
+ * integration's aliases have neither delete nor Add (docs/gitops.md).
  */
-export function AliasList({ integrationId }: AliasListProps) {
+export function AliasList({ integrationId, managedBy }: AliasListProps) {
   const { t } = useTranslation('integrations');
   const { project, can } = useProjectAccess();
   const notify = useNotify();
@@ -71,21 +77,27 @@ export function AliasList({ integrationId }: AliasListProps) {
                 title={t('Copy URL')}
                 onClick={() => void copy(alias.url)}
               />
-              {manage && (
+              {manage && !managedBy && (
                 <Button
                   variant="plain"
                   icon={<TrashIcon />}
                   aria-label={t('Delete the alias {{url}}', { url: alias.url })}
-                  title={t('Delete alias')}
+                  title={alias.managed_by ? undefined : t('Delete alias')}
+                  isAriaDisabled={!!alias.managed_by}
                   isDisabled={remove.isPending}
                   onClick={() => remove.mutate(alias, { onError: notify.error })}
                 />
+              )}
+              {alias.managed_by && (
+                <Suspense fallback={null}>
+                  <LazyManaged by={alias.managed_by} part="label" />
+                </Suspense>
               )}
             </Flex>
           </li>
         ))}
       </ul>
-      {manage && (
+      {manage && !managedBy && (
         <Button
           variant="secondary"
           isDisabled={loading}

@@ -9,8 +9,14 @@ import type { ExtractValue, Matcher } from './types';
 import { useIntegrationItems } from './useIntegrationItems';
 import { useProjectAccess } from '../../app/permissions';
 
+interface ItemsSectionProps {
+  integrationId: number;
+  /** Who manages the integration: its items are read-only then. */
+  managedBy?: string;
+}
+
 /** The extracted values table (docs/features.md §2): name, value source, body data type, key, environment variable. */
-export function ExtractValuesSection({ integrationId }: { integrationId: number }) {
+export function ExtractValuesSection({ integrationId, managedBy }: ItemsSectionProps) {
   const { t } = useTranslation('integrations');
   const { project } = useProjectAccess();
   const values = useIntegrationItems(project.id, integrationId, 'values');
@@ -27,6 +33,7 @@ export function ExtractValuesSection({ integrationId }: { integrationId: number 
         onNew={() => setEditing(null)}
         onEdit={setEditing}
         onDelete={setDeleting}
+        managedBy={managedBy}
         columns={[
           { title: t('Name'), cell: (v) => v.name },
           { title: t('Value source'), cell: (v) => t(labelOf(sources, v.value_source)) },
@@ -46,7 +53,7 @@ export function ExtractValuesSection({ integrationId }: { integrationId: number 
 }
 
 /** The matchers table (docs/features.md §2): name, match type, method, body data type (N/A when empty), key, value. */
-export function MatchersSection({ integrationId }: { integrationId: number }) {
+export function MatchersSection({ integrationId, managedBy }: ItemsSectionProps) {
   const { t } = useTranslation('integrations');
   const { project } = useProjectAccess();
   const matchers = useIntegrationItems(project.id, integrationId, 'matchers');
@@ -63,6 +70,7 @@ export function MatchersSection({ integrationId }: { integrationId: number }) {
         onNew={() => setEditing(null)}
         onEdit={setEditing}
         onDelete={setDeleting}
+        managedBy={managedBy}
         columns={[
           { title: t('Name'), cell: (m) => m.name },
           { title: t('Match type'), cell: (m) => t(labelOf(sources, m.match_type)) },

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { Suspense, useState } from 'react';
 import {
   Breadcrumb,
   BreadcrumbItem,
@@ -20,6 +20,7 @@ import { errorMessage } from '../../api/errors';
 import { Loading } from '../../app/lazyPages';
 import { useNotify } from '../../app/Notifications';
 import { Permission, useProjectAccess } from '../../app/permissions';
+import { LazyManaged } from '../../components/lazyDialogs';
 import { AliasList } from './AliasList';
 import { ExtractValuesSection, MatchersSection } from './IntegrationItems';
 import { IntegrationDialog } from './lazyDialogs';
@@ -55,27 +56,38 @@ export function IntegrationPage() {
   );
 }
 
+/**
+ * One integration. When a GitOps tool manages it (docs/gitops.md) a notice
+ * says so and nothing here writes it: no Edit, the checkbox disabled, and
+ * its aliases, matchers and values read-only, as the API refuses them.
+ */
 function IntegrationDetail({ integration }: { integration: Integration }) {
   const { t } = useTranslation('integrations');
   const { can } = useProjectAccess();
+  const by = integration.managed_by;
   const manage = can(Permission.updateProject);
   const [editing, setEditing] = useState(false);
   return (
     <>
       <Flex justifyContent={{ default: 'justifyContentSpaceBetween' }} alignItems={{ default: 'alignItemsCenter' }}>
         <Title headingLevel="h1">{integration.name}</Title>
-        {manage && (
+        {manage && !by && (
           <Button variant="secondary" onClick={() => setEditing(true)}>
             {t('Edit')}
           </Button>
         )}
       </Flex>
+      {by && (
+        <Suspense fallback={null}>
+          <LazyManaged by={by} part="notice" />
+        </Suspense>
+      )}
       <div className="bastion-integrations__section">
-        <AliasList integrationId={integration.id} />
+        <AliasList integrationId={integration.id} managedBy={by} />
         <SearchableCheckbox integration={integration} />
       </div>
-      <ExtractValuesSection integrationId={integration.id} />
-      <MatchersSection integrationId={integration.id} />
+      <ExtractValuesSection integrationId={integration.id} managedBy={by} />
+      <MatchersSection integrationId={integration.id} managedBy={by} />
       <Loading>{editing && <IntegrationDialog integration={integration} onClose={() => setEditing(false)} />}</Loading>
     </>
   );
@@ -94,7 +106,7 @@ function SearchableCheckbox({ integration }: { integration: Integration }) {
       label={t('Available by project and global alias')}
       description={t('Requests to the project aliases on the Integrations page reach this integration too.')}
       isChecked={save.isPending ? save.variables.searchable : integration.searchable}
-      isDisabled={!can(Permission.updateProject) || save.isPending}
+      isDisabled={!can(Permission.updateProject) || !!integration.managed_by || save.isPending}
       onChange={(_event, searchable) => save.mutate({ ...integration, searchable }, { onError: notify.error })}
     />
   );

@@ -2,15 +2,14 @@ import { useState } from 'react';
 import { Bullseye, Button, EmptyState, EmptyStateBody, Flex, PageSection, Spinner, Title } from '@patternfly/react-core';
 import './integrations.css';
 import ExclamationCircleIcon from '@patternfly/react-icons/dist/esm/icons/exclamation-circle-icon';
-import PencilAltIcon from '@patternfly/react-icons/dist/esm/icons/pencil-alt-icon';
 import PluggedIcon from '@patternfly/react-icons/dist/esm/icons/plugged-icon';
-import TrashIcon from '@patternfly/react-icons/dist/esm/icons/trash-icon';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router-dom';
 import { errorMessage } from '../../api/errors';
 import { Loading } from '../../app/lazyPages';
 import { Permission, useProjectAccess } from '../../app/permissions';
+import { ManagedName, RowActions } from '../../components/RowActions';
 import { AliasList } from './AliasList';
 import { DeleteIntegrationDialog } from './DeleteIntegrationDialog';
 import { IntegrationDialog } from './lazyDialogs';
@@ -71,7 +70,9 @@ export function IntegrationsPage() {
               {integrations.data.map((integration) => (
                 <Tr key={integration.id}>
                   <Td dataLabel={t('Name')}>
-                    <Link to={`/project/${project.id}/integration/${integration.id}`}>{integration.name}</Link>
+                    <ManagedName managedBy={integration.managed_by}>
+                      <Link to={`/project/${project.id}/integration/${integration.id}`}>{integration.name}</Link>
+                    </ManagedName>
                   </Td>
                   <Td dataLabel={t('Template')}>
                     {integration.template_id ? (
@@ -83,17 +84,12 @@ export function IntegrationsPage() {
                   <Td isActionCell>
                     {manage && (
                       <Flex flexWrap={{ default: 'nowrap' }} gap={{ default: 'gapNone' }} justifyContent={{ default: 'justifyContentFlexEnd' }}>
-                        <Button
-                          variant="plain"
-                          icon={<PencilAltIcon />}
-                          aria-label={t('Edit {{name}}', { name: integration.name })}
-                          onClick={() => setEditing(integration)}
-                        />
-                        <Button
-                          variant="plain"
-                          icon={<TrashIcon />}
-                          aria-label={t('Delete {{name}}', { name: integration.name })}
-                          onClick={() => setDeleting(integration)}
+                        <RowActions
+                          name={integration.name}
+                          labels={[t('Edit {{name}}', { name: integration.name }), t('Delete {{name}}', { name: integration.name })]}
+                          managedBy={integration.managed_by}
+                          onEdit={() => setEditing(integration)}
+                          onDelete={() => setDeleting(integration)}
                         />
                       </Flex>
                     )}

@@ -1,11 +1,10 @@
 import type { ReactNode } from 'react';
 import { Bullseye, Button, Content, Flex, Spinner, Title } from '@patternfly/react-core';
-import PencilAltIcon from '@patternfly/react-icons/dist/esm/icons/pencil-alt-icon';
-import TrashIcon from '@patternfly/react-icons/dist/esm/icons/trash-icon';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { useTranslation } from 'react-i18next';
 import './integrations.css';
 import { errorMessage } from '../../api/errors';
+import { RowActions } from '../../components/RowActions';
 
 export interface ItemColumn<T> {
   title: string;
@@ -25,12 +24,16 @@ interface ItemTableProps<T extends { id: number; name: string }> {
   onNew(): void;
   onEdit(item: T): void;
   onDelete(item: T): void;
+  /** Who manages the integration (its managed_by): no New, and the rows' actions disabled. */
+  managedBy?: string;
 }
 
 /**
  * The detail's extracted values and matchers (docs/features.md §2): a heading with its
  * New button, then a table of every item with edit and delete. Every
- * member may change these (docs/features.md §6), so the buttons are always there.
+ * member may change these (docs/features.md §6), so the buttons are always there,
+ * unless a GitOps tool manages the integration (docs/gitops.md): the items are
+ * in its spec, so they are as read-only as it is.
  */
 export function ItemTable<T extends { id: number; name: string }>(props: ItemTableProps<T>) {
   const { t } = useTranslation('integrations');
@@ -41,9 +44,11 @@ export function ItemTable<T extends { id: number; name: string }>(props: ItemTab
         <Title headingLevel="h2" size="lg">
           {title}
         </Title>
-        <Button variant="secondary" onClick={props.onNew}>
-          {newLabel}
-        </Button>
+        {!props.managedBy && (
+          <Button variant="secondary" onClick={props.onNew}>
+            {newLabel}
+          </Button>
+        )}
       </Flex>
       {error ? (
         <Content component="p" className="bastion-integrations__danger" role="alert">
@@ -79,8 +84,13 @@ export function ItemTable<T extends { id: number; name: string }>(props: ItemTab
                 ))}
                 <Td isActionCell>
                   <Flex flexWrap={{ default: 'nowrap' }} gap={{ default: 'gapNone' }} justifyContent={{ default: 'justifyContentFlexEnd' }}>
-                    <Button variant="plain" icon={<PencilAltIcon />} aria-label={t('Edit {{name}}', { name: item.name })} onClick={() => props.onEdit(item)} />
-                    <Button variant="plain" icon={<TrashIcon />} aria-label={t('Delete {{name}}', { name: item.name })} onClick={() => props.onDelete(item)} />
+                    <RowActions
+                      name={item.name}
+                      labels={[t('Edit {{name}}', { name: item.name }), t('Delete {{name}}', { name: item.name })]}
+                      managedBy={props.managedBy}
+                      onEdit={() => props.onEdit(item)}
+                      onDelete={() => props.onDelete(item)}
+                    />
                   </Flex>
                 </Td>
               </Tr>

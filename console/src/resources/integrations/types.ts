@@ -16,12 +16,16 @@ export interface Integration {
   searchable: boolean;
   /** Passed back unchanged on save: the console does not edit it. */
   task_params?: unknown;
+  /** Set when a GitOps tool manages it: read-only, its matchers, values and aliases too (docs/gitops.md). */
+  managed_by?: string;
 }
 
 /** An alias is the integration's public URL; project-level ones reach every searchable integration. */
 export interface IntegrationAlias {
   id: number;
   url: string;
+  /** Set when a GitOps tool applied it: its tool removes it (docs/gitops.md). */
+  managed_by?: string;
 }
 
 /** Where a matcher or an extracted value looks: the body or a header. */

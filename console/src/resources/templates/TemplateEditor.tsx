@@ -124,7 +124,7 @@ function EditorForm({ existing, schedule, list, viewId }: EditorFormProps) {
       </Title>
       <Form onSubmit={submit} noValidate style={{ maxWidth: 960 }} aria-label={existing ? t('Edit template') : t('New template')}>
         <FormDisabledContext.Provider value={save.isPending}>
-          <TemplateFormFields values={values} set={set} errors={errors} cronError={cronError} templateId={existing?.id} />
+          <TemplateFormFields values={values} set={set} errors={errors} cronError={cronError} templateId={existing?.id} scheduleManagedBy={schedule?.managed_by} />
           <Suspense fallback={null}>
             <LazyTaskPodsFields scope="template" value={values.taskPods} onChange={(v) => set('taskPods', v)} />
           </Suspense>

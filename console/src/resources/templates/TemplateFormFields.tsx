@@ -1,4 +1,4 @@
-import { useContext } from 'react';
+import { lazy, Suspense, useContext } from 'react';
 import { FormGroup, FormSection, Switch, TextArea } from '@patternfly/react-core';
 import { useTranslation } from 'react-i18next';
 import { CheckboxField, FieldError, FormDisabledContext, TextField } from '../../components/FormFields';
@@ -24,9 +24,16 @@ interface TemplateFormFieldsProps {
   cronError?: string;
   /** The template being edited, which cannot be its own build template. */
   templateId?: number;
+  /** Who manages the template's schedule: its fields are read-only then (docs/gitops.md). */
+  scheduleManagedBy?: string;
 }
 
 const typeOrder: TemplateType[] = ['', 'build', 'deploy'];
+
+// components/lazyDialogs.ts's LazyManaged, declared here: that module's
+// chunk (with the delete dialog's dependency list) would add ~0.9 KB to the
+// editor's first load, which has little to spare.
+const LazyManaged = lazy(() => import('../../components/gitops/Managed'));
 
 /** A select's options from a list of the project's objects. */
 function asOptions(query: { data?: Named[]; isPending: boolean }) {
@@ -34,7 +41,7 @@ function asOptions(query: { data?: Named[]; isPending: boolean }) {
 }
 
 /** Every field of the template editor (docs/features.md §3, issue 8 item 3). */
-export function TemplateFormFields({ values, set, errors, cronError, templateId }: TemplateFormFieldsProps) {
+export function TemplateFormFields({ values, set, errors, cronError, templateId, scheduleManagedBy }: TemplateFormFieldsProps) {
   const { t } = useTranslation('templates');
   const { project } = useProjectAccess();
   const saving = useContext(FormDisabledContext);
@@ -112,9 +119,14 @@ export function TemplateFormFields({ values, set, errors, cronError, templateId 
       )}
 
       <FormSection title={t('Schedule')} titleElement="h2">
-        <TextField id="template-cron" label={t('Cron')} value={values.cron} onChange={(v) => set('cron', v)} error={cronError} placeholder="0 0 * * *" helper={t('Empty: no schedule.')} />
+        {scheduleManagedBy && (
+          <Suspense fallback={null}>
+            <LazyManaged by={scheduleManagedBy} part="notice" />
+          </Suspense>
+        )}
+        <TextField id="template-cron" label={t('Cron')} value={values.cron} onChange={(v) => set('cron', v)} error={cronError} placeholder="0 0 * * *" helper={t('Empty: no schedule.')} isDisabled={!!scheduleManagedBy} />
         <FormGroup fieldId="template-cron-new-commit">
-          <Switch id="template-cron-new-commit" label={t('Run only on a new commit of the repository')} isChecked={values.cronOnlyOnNewCommit} onChange={(_e, v) => set('cronOnlyOnNewCommit', v)} isDisabled={saving || !values.cron.trim()} />
+          <Switch id="template-cron-new-commit" label={t('Run only on a new commit of the repository')} isChecked={values.cronOnlyOnNewCommit} onChange={(_e, v) => set('cronOnlyOnNewCommit', v)} isDisabled={saving || !values.cron.trim() || !!scheduleManagedBy} />
         </FormGroup>
       </FormSection>
 

@@ -1,8 +1,10 @@
+import { Suspense } from 'react';
 import { Label, Spinner } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { useTranslation } from 'react-i18next';
 import { errorMessage } from '../../api/errors';
 import { useProjectAccess } from '../../app/permissions';
+import { LazyManaged } from '../../components/lazyDialogs';
 import type { Template } from './types';
 import { useNames } from './useProjectOptions';
 import { useTemplateSchedules } from './useTemplates';
@@ -42,6 +44,12 @@ export function TemplateSchedules({ template }: { template: Template }) {
               <Label isCompact color={schedule.active ? 'green' : 'grey'}>
                 {schedule.active ? t('Active') : t('Paused')}
               </Label>
+              {/* Not ManagedName: its module's icons would weigh on this screen's first load. */}
+              {schedule.managed_by && (
+                <Suspense fallback={null}>
+                  <LazyManaged by={schedule.managed_by} part="label" />
+                </Suspense>
+              )}
             </Td>
           </Tr>
         ))}

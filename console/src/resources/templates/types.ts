@@ -65,6 +65,8 @@ export interface Schedule {
   active: boolean;
   /** Set when the schedule runs only on a new commit of this repository. */
   repository_id: number | null;
+  /** Set when a GitOps tool manages it: read-only (docs/gitops.md). */
+  managed_by?: string;
 }
 
 /** A kind of template the server can run (GET /apps), by priority. */

@@ -19,8 +19,9 @@ interface SaveInput {
  * Saves the editor (docs/features.md §5): the cron expression, if any, is validated by
  * the server first (POST schedules/validate), so a bad one saves nothing;
  * then the template; then its schedule is created, updated or deleted to
- * match the cron field and the "only on a new commit" switch. Answers the
- * template's id.
+ * match the cron field and the "only on a new commit" switch, unless a
+ * GitOps tool manages it (docs/gitops.md: the editor shows it read-only).
+ * Answers the template's id.
  */
 export function useSaveTemplate(projectId: number) {
   const queryClient = useQueryClient();
@@ -44,6 +45,7 @@ export function useSaveTemplate(projectId: number) {
       } else {
         id = (await apiPost<Template>(`${base}/templates`, body)).id;
       }
+      if (schedule?.managed_by) return id;
       const scheduleBody = {
         template_id: id,
         cron_format: cron,

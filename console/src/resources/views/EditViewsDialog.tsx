@@ -1,4 +1,4 @@
-import { useState, type DragEvent } from 'react';
+import { Suspense, useState, type DragEvent } from 'react';
 import { Button, EmptyState, Flex, FlexItem, FormGroup, TextInput } from '@patternfly/react-core';
 import ArrowDownIcon from '@patternfly/react-icons/dist/esm/icons/arrow-down-icon';
 import ArrowUpIcon from '@patternfly/react-icons/dist/esm/icons/arrow-up-icon';
@@ -8,6 +8,7 @@ import TrashIcon from '@patternfly/react-icons/dist/esm/icons/trash-icon';
 import { useTranslation } from 'react-i18next';
 import { errorMessage } from '../../api/errors';
 import { FormDialog } from '../../components/FormDialog';
+import { LazyManaged } from '../../components/lazyDialogs';
 import { FieldError } from '../../components/FormFields';
 import { useLazyValidation } from '../../components/useLazyValidation';
 import { addView, draftOf, moveView, removeView, renameView, validateViews, type DraftView } from './reorder';
@@ -63,6 +64,8 @@ export function EditViewsDialog({ projectId, views, onClose }: EditViewsDialogPr
         {drafts.map((view, index) => {
           const error = errors[String(view.id)];
           const n = index + 1;
+          // A view a GitOps tool manages keeps its title and place (docs/gitops.md).
+          const fixed = save.isPending || !!view.managed_by;
           return (
             <li
               key={view.id}
@@ -79,7 +82,7 @@ export function EditViewsDialog({ projectId, views, onClose }: EditViewsDialogPr
                 <FlexItem>
                   <span
                     className="bastion-views-handle"
-                    draggable={!save.isPending}
+                    draggable={!fixed}
                     data-testid="view-drag-handle"
                     aria-hidden
                     title={t('Drag to reorder')}
@@ -105,32 +108,37 @@ export function EditViewsDialog({ projectId, views, onClose }: EditViewsDialogPr
                       placeholder={t('Title')}
                       onChange={(_event, title) => setDrafts((d) => renameView(d, view.id, title))}
                       validated={error ? 'error' : 'default'}
-                      isDisabled={save.isPending}
+                      isDisabled={fixed}
                       autoFocus={view.id < 0 && index === drafts.length - 1}
                     />
                     <FieldError error={error && t(error)} />
                   </FormGroup>
+                  {view.managed_by && (
+                    <Suspense fallback={null}>
+                      <LazyManaged by={view.managed_by} part="label" />
+                    </Suspense>
+                  )}
                 </FlexItem>
                 <FlexItem>
                   <Button
                     variant="plain"
                     icon={<ArrowUpIcon />}
                     aria-label={t('Move view {{n}} up', { n })}
-                    isDisabled={index === 0 || save.isPending}
+                    isDisabled={index === 0 || fixed}
                     onClick={() => setDrafts((d) => moveView(d, index, index - 1))}
                   />
                   <Button
                     variant="plain"
                     icon={<ArrowDownIcon />}
                     aria-label={t('Move view {{n}} down', { n })}
-                    isDisabled={index === drafts.length - 1 || save.isPending}
+                    isDisabled={index === drafts.length - 1 || fixed}
                     onClick={() => setDrafts((d) => moveView(d, index, index + 1))}
                   />
                   <Button
                     variant="plain"
                     icon={<TrashIcon />}
                     aria-label={t('Delete view {{n}}', { n })}
-                    isDisabled={save.isPending}
+                    isDisabled={fixed}
                     onClick={() => setDrafts((d) => removeView(d, view.id))}
                   />
                 </FlexItem>

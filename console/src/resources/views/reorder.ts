@@ -8,6 +8,8 @@ import type { View } from './types';
 export interface DraftView {
   id: number;
   title: string;
+  /** Set when a GitOps tool manages it: it keeps its title and position (docs/gitops.md). */
+  managed_by?: string;
 }
 
 export const isNewView = (view: DraftView) => view.id < 0;
@@ -16,7 +18,7 @@ export const isNewView = (view: DraftView) => view.id < 0;
 export function draftOf(views: View[]): DraftView[] {
   return [...views]
     .sort((a, b) => a.position - b.position || a.id - b.id)
-    .map(({ id, title }) => ({ id, title }));
+    .map(({ id, title, managed_by }) => ({ id, title, managed_by }));
 }
 
 /** Adds an empty view at the end, with the next temporary negative id. */
@@ -65,17 +67,27 @@ export interface ViewsSavePlan {
   positions: [id: number, position: number][];
 }
 
-/** What saving the draft takes, given the views as the server has them. */
+/**
+ * What saving the draft takes, given the views as the server has them. A
+ * view's position is its place in the draft, except that a view a GitOps
+ * tool manages keeps the position its Git gives it (the API refuses to
+ * move it) and the views after it in the draft go after it; a view the
+ * draft puts before a managed one whose position is lower cannot go
+ * before it, and shares its position (the tabs then order them by id).
+ */
 export function planViewsSave(saved: View[], drafts: DraftView[]): ViewsSavePlan {
   const byId = new Map(saved.map((v) => [v.id, v]));
   const kept = new Set(drafts.map((v) => v.id));
   const plan: ViewsSavePlan = { remove: [], rename: [], create: [], positions: [] };
   for (const view of saved) if (!kept.has(view.id)) plan.remove.push(view.id);
-  drafts.forEach((draft, position) => {
+  let next = 0;
+  drafts.forEach((draft) => {
     const title = draft.title.trim();
     const old = byId.get(draft.id);
+    const position = old?.managed_by ? old.position : next;
+    next = Math.max(next, position) + 1;
     if (isNewView(draft) || !old) plan.create.push({ tempId: draft.id, title, position });
-    else if (old.title !== title) plan.rename.push({ id: draft.id, title, position });
+    else if (!old.managed_by && old.title !== title) plan.rename.push({ id: draft.id, title, position });
     plan.positions.push([draft.id, position]);
   });
   return plan;

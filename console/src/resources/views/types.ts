@@ -4,4 +4,6 @@ export interface View {
   project_id: number;
   title: string;
   position: number;
+  /** Set when a GitOps tool manages it: its title and position are its Git's (docs/gitops.md). */
+  managed_by?: string;
 }

@@ -173,6 +173,24 @@ describe('the template editor', () => {
     expect(api.writes()[0].body).toMatchObject({ id: 7, start_version: '1.0.0', type: 'build' });
   });
 
+  it('shows a schedule a GitOps tool manages read-only, and saves the template without it', async () => {
+    const existing = template(7, 'Build app', { type: 'build', start_version: '1.0.0' });
+    const api = stubApi({
+      ...reads,
+      'GET /project/1/templates/7': [200, existing],
+      'GET /project/1/templates/7/schedules': [200, [{ id: 2, project_id: 1, template_id: 7, cron_format: '5 4 * * *', name: '', active: true, repository_id: null, managed_by: 'Flux' }]],
+      'POST /project/1/schedules/validate': [200],
+      'PUT /project/1/templates/7': [204],
+    });
+    renderEditor('/project/1/templates/7/edit');
+    expect(await screen.findByText('Managed by Flux')).toBeInTheDocument();
+    expect(field(/^Cron/)).toBeDisabled();
+    expect(screen.getByRole('switch', { name: 'Run only on a new commit of the repository' })).toBeDisabled();
+    fireEvent.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(screen.getByTestId('location')).toHaveTextContent(/^\/project\/1\/templates\/7$/));
+    expect(api.writes().map((w) => `${w.method} ${w.path}`)).toEqual(['POST /project/1/schedules/validate', 'PUT /project/1/templates/7']);
+  });
+
   it('lets a task choose its branch, inventory, playbook and other variables only when switched on (off by default)', async () => {
     const existing = template(7, 'Build app', { allow_override_inventory_in_task: true });
     const api = stubApi({

@@ -59,4 +59,16 @@ describe('saving the draft', () => {
     expect(plan).toMatchObject({ remove: [], rename: [], create: [] });
     expect(positionsBody(plan, new Map())).toEqual({ '5': 0, '8': 1, '3': 2 });
   });
+
+  it('keeps a GitOps-managed view’s title and position, placing the others around it', () => {
+    const withManaged = [
+      { id: 3, project_id: 1, title: 'Dev', position: 0 },
+      { id: 4, project_id: 1, title: ' From Git', position: 7, managed_by: 'Flux' },
+      { id: 5, project_id: 1, title: 'Prod', position: 8 },
+    ];
+    // Prod above Dev; the Flux view untouched (its title is not trimmed into a rename).
+    const plan = planViewsSave(withManaged, moveView(draftOf(withManaged), 2, 0));
+    expect(plan).toMatchObject({ remove: [], rename: [], create: [] });
+    expect(positionsBody(plan, new Map())).toEqual({ '5': 0, '3': 1, '4': 7 });
+  });
 });
