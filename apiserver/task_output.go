@@ -19,6 +19,9 @@ type outputJSON struct {
 	Task   string    `json:"task"`
 	Time   time.Time `json:"time"`
 	Output string    `json:"output"`
+	// Stream is "stderr" on a line the program wrote to its stderr, and
+	// absent on every other, which keeps Semaphore's shape.
+	Stream string `json:"stream,omitempty"`
 }
 
 // maxOutputPage bounds ?limit= of /output: a page is held in memory,
@@ -44,7 +47,7 @@ func (s *Server) taskOutput(w http.ResponseWriter, r *http.Request) {
 			if out.lines > 0 {
 				b.WriteByte(',')
 			}
-			data, err := json.Marshal(outputJSON{TaskID: key.TaskID, Time: l.Time, Output: l.Output})
+			data, err := json.Marshal(outputJSON{TaskID: key.TaskID, Time: l.Time, Output: l.Output, Stream: l.Stream()})
 			if err == nil {
 				_, err = b.Write(data)
 			}

@@ -126,8 +126,8 @@ func (s *sqliteStore) migrate(ctx context.Context) error {
 }
 
 func sqliteInsertSQL(rows int) string {
-	return "INSERT INTO task_lines (project_id, task_id, seq, time, output) VALUES " +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?), ", rows), ", ") +
+	return "INSERT INTO task_lines (project_id, task_id, seq, time, output, stream) VALUES " +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?), ", rows), ", ") +
 		" ON CONFLICT DO NOTHING"
 }
 
@@ -188,13 +188,13 @@ func (s *sqliteStore) appendTx(ctx context.Context, tx *sql.Tx, task TaskKey, so
 	// than let every one of them hit the primary key.
 	maybe, fresh := splitBatch(w, sorted)
 	full := tx.StmtContext(ctx, s.insert)
-	args := make([]any, 0, 5*sqliteChunk)
+	args := make([]any, 0, 6*sqliteChunk)
 	for rest := sorted[len(sorted)-len(maybe)-len(fresh):]; len(rest) > 0; {
 		chunk := rest[:min(len(rest), sqliteChunk)]
 		rest = rest[len(chunk):]
 		args = args[:0]
 		for _, l := range chunk {
-			args = append(args, task.ProjectID, task.TaskID, l.Seq, micros(l.Time), []byte(l.Output))
+			args = append(args, task.ProjectID, task.TaskID, l.Seq, micros(l.Time), []byte(l.Output), streamOf(l))
 		}
 		if len(chunk) == sqliteChunk {
 			_, err = full.ExecContext(ctx, args...)
@@ -253,7 +253,7 @@ func (s *sqliteStore) StreamLines(ctx context.Context, task TaskKey, fn func(Lin
 // readLines reads up to limit lines after a Seq, skipping skip of them; a
 // non-zero budget ends the page early once that many bytes are held.
 func (s *sqliteStore) readLines(ctx context.Context, task TaskKey, after int64, skip, limit, budget int) ([]Line, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, time, output FROM task_lines
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, time, output, stream FROM task_lines
 		WHERE project_id = ? AND task_id = ? AND seq > ? ORDER BY seq LIMIT ? OFFSET ?`,
 		task.ProjectID, task.TaskID, after, limit, skip)
 	if err != nil {
@@ -265,10 +265,11 @@ func (s *sqliteStore) readLines(ctx context.Context, task TaskKey, after int64, 
 	for rows.Next() {
 		var l Line
 		var us int64
-		if err := rows.Scan(&l.Seq, &us, &l.Output); err != nil {
+		var stream int16
+		if err := rows.Scan(&l.Seq, &us, &l.Output, &stream); err != nil {
 			return nil, err
 		}
-		l.Time = fromMicros(us)
+		l.Time, l.Stderr = fromMicros(us), stream == 1
 		lines = append(lines, l)
 		if held += len(l.Output); budget > 0 && held >= budget {
 			break

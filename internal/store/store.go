@@ -40,6 +40,18 @@ type Line struct {
 	Seq    int64
 	Time   time.Time
 	Output string
+	// Stderr is true for a line the task's program wrote to its stderr
+	// (task_lines.stream 1); false for stdout and the runner's own lines.
+	Stderr bool
+}
+
+// Stream names the line's stream as the API does: "stderr", or "" for
+// stdout (so that stdout lines keep their JSON shape).
+func (l Line) Stream() string {
+	if l.Stderr {
+		return "stderr"
+	}
+	return ""
 }
 
 // TaskKey names a task by the integer ids of the /api contract. Task ids are

@@ -285,3 +285,35 @@ func testKeepsTimes(t *testing.T, s store.Store) {
 		}
 	}
 }
+
+// A line's stream (stdout or the program's stderr) comes back as stored,
+// through every way in: an in-order batch (PostgreSQL's COPY, SQLite's
+// prepared chunk of sqliteChunk rows and its shorter statement) and lines
+// filling a gap, resends among them (PostgreSQL's INSERT ... unnest); and
+// out through both reads (StreamLines and Lines).
+func testKeepsStreams(t *testing.T, s store.Store) {
+	stderr := func(seq int64) bool { return seq%3 == 0 }
+	flagged := func(from, to int64) []store.Line {
+		ls := lines(from, to)
+		for i := range ls {
+			ls[i].Stderr = stderr(ls[i].Seq)
+		}
+		return ls
+	}
+	mustAppend(t, s, task, flagged(1, 700))                                 // in order: a full chunk and a short one
+	mustAppend(t, s, task, flagged(705, 710))                               // beyond a gap
+	mustAppend(t, s, task, append(flagged(701, 706), flagged(711, 712)...)) // fills it, with resends
+	got := allLines(t, s, task)
+	if len(got) != 712 {
+		t.Fatalf("got %d lines, want 712", len(got))
+	}
+	for _, l := range got {
+		if l.Stderr != stderr(l.Seq) {
+			t.Fatalf("line %d: stderr %v, want %v", l.Seq, l.Stderr, stderr(l.Seq))
+		}
+	}
+	page, err := s.Lines(t.Context(), task, 700, 3) // seqs 701..703: stdout, stderr, stdout
+	if err != nil || len(page) != 3 || page[0].Stderr || !page[1].Stderr || page[2].Stderr {
+		t.Fatalf("Lines(700, 3): %+v, %v", page, err)
+	}
+}
