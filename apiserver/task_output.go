@@ -72,6 +72,27 @@ func (s *Server) taskRaw(w http.ResponseWriter, r *http.Request) {
 	s.streamOutput(w, r, key, 0, 0, out, write)
 }
 
+// taskStderr serves GET tasks/{id}/stderr: the numbers of the lines the
+// task's program wrote to its stderr (1 is the first line of /raw), in
+// order, as a JSON array, streamed. The console reads a long log as plain
+// text (/raw, which stays plain text) and marks these lines with it.
+func (s *Server) taskStderr(w http.ResponseWriter, r *http.Request) {
+	key := s.taskKey(r)
+	out := &lineWriter{w: w, contentType: "application/json; charset=utf-8", open: "[", close: "]\n"}
+	err := s.opts.Store.StderrSeqs(r.Context(), key, func(seqs []int64) error {
+		return out.write(func(b *bufio.Writer) error {
+			for i, seq := range seqs {
+				if out.lines > 0 || i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(strconv.FormatInt(seq, 10))
+			}
+			return nil
+		})
+	})
+	endStream(w, r, key, out, err)
+}
+
 func (s *Server) taskKey(r *http.Request) store.TaskKey {
 	return store.TaskKey{ProjectID: projectOf(r).id, TaskID: taskOf(r).id}
 }
@@ -110,13 +131,18 @@ func (s *Server) streamOutput(w http.ResponseWriter, r *http.Request, key store.
 	default:
 		err = s.opts.Store.StreamLines(ctx, key, write)
 	}
+	endStream(w, r, key, out, err)
+}
+
+// endStream ends a streamed answer: an error before it began is an error
+// answer; one after it began cuts it short, which the client sees as
+// broken JSON or a short file.
+func endStream(w http.ResponseWriter, r *http.Request, key store.TaskKey, out *lineWriter, err error) {
 	if err != nil && !out.started {
 		failErr(w, r, err)
 		return
 	}
 	if err != nil {
-		// The answer has begun: it ends cut short, which the client sees
-		// as broken JSON or a short file.
 		logAPI().Error(err, "streaming task output", "project", key.ProjectID, "task", key.TaskID)
 		return
 	}

@@ -69,6 +69,17 @@ func TestTasks_outputPagesStreamsAndDownloadsByteForByte(t *testing.T) {
 			t.Errorf("line %d as JSON = %d %s, want it to end %s", offset+1, code, data, want)
 		}
 	}
+	// The stderr line numbers, all of them, in order: 4, 11, 18, …
+	var stderr []int64
+	p.b.must("GET", p.path("/tasks/%d/stderr", task.ID), nil, http.StatusOK, &stderr)
+	if len(stderr) != (n+3)/7 {
+		t.Fatalf("stderr lines: %d, want %d", len(stderr), (n+3)/7)
+	}
+	for i, seq := range stderr {
+		if seq != int64(7*i+4) {
+			t.Fatalf("stderr line %d is %d, want %d", i, seq, 7*i+4)
+		}
+	}
 	for _, bad := range []string{"?limit=0", "?limit=10001", "?offset=-1", "?offset=x"} {
 		if code, data := p.b.call("GET", p.path("/tasks/%d/output%s", task.ID, bad), nil); code != http.StatusBadRequest {
 			t.Errorf("output%s = %d %s, want 400", bad, code, data)

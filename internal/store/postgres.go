@@ -232,6 +232,21 @@ func (s *postgresStore) StreamLines(ctx context.Context, task TaskKey, fn func(L
 	return streamLines(ctx, s, task, fn)
 }
 
+func (s *postgresStore) StderrSeqs(ctx context.Context, task TaskKey, fn func([]int64) error) error {
+	return stderrSeqs(ctx, s, task, fn)
+}
+
+func (s *postgresStore) readStderrSeqs(ctx context.Context, task TaskKey, after int64, limit int) ([]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT seq FROM task_lines
+		WHERE project_id = $1 AND task_id = $2 AND seq > $3 AND stream = 1 ORDER BY seq LIMIT $4`,
+		task.ProjectID, task.TaskID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return scanSeqs(rows)
+}
+
 // readLines reads up to limit lines after a Seq, skipping skip of them; a
 // non-zero budget ends the page early once that many bytes are held.
 func (s *postgresStore) readLines(ctx context.Context, task TaskKey, after int64, skip, limit, budget int) ([]Line, error) {

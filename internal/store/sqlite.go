@@ -250,6 +250,21 @@ func (s *sqliteStore) StreamLines(ctx context.Context, task TaskKey, fn func(Lin
 	return streamLines(ctx, s, task, fn)
 }
 
+func (s *sqliteStore) StderrSeqs(ctx context.Context, task TaskKey, fn func([]int64) error) error {
+	return stderrSeqs(ctx, s, task, fn)
+}
+
+func (s *sqliteStore) readStderrSeqs(ctx context.Context, task TaskKey, after int64, limit int) ([]int64, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT seq FROM task_lines
+		WHERE project_id = ? AND task_id = ? AND seq > ? AND stream = 1 ORDER BY seq LIMIT ?`,
+		task.ProjectID, task.TaskID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return scanSeqs(rows)
+}
+
 // readLines reads up to limit lines after a Seq, skipping skip of them; a
 // non-zero budget ends the page early once that many bytes are held.
 func (s *sqliteStore) readLines(ctx context.Context, task TaskKey, after int64, skip, limit, budget int) ([]Line, error) {

@@ -144,6 +144,10 @@ type Store interface {
 	// time so that a task of a million lines never sits in memory. An error
 	// from fn stops the stream and is returned as is.
 	StreamLines(ctx context.Context, task TaskKey, fn func(Line) error) error
+	// StderrSeqs calls fn with the Seqs of the task's stderr lines, in
+	// order, a page at a time, without reading the lines' text: which
+	// lines of a long log (read as plain text) came from stderr.
+	StderrSeqs(ctx context.Context, task TaskKey, fn func(seqs []int64) error) error
 	// WatchLines is the line feed: it calls fn, on the caller's goroutine
 	// and in order, each time a task's LastSeq advances, whichever process
 	// appended (PostgreSQL: any replica of the database; SQLite: this

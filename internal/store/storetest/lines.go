@@ -312,6 +312,18 @@ func testKeepsStreams(t *testing.T, s store.Store) {
 			t.Fatalf("line %d: stderr %v, want %v", l.Seq, l.Stderr, stderr(l.Seq))
 		}
 	}
+	var seqs []int64
+	if err := s.StderrSeqs(t.Context(), task, func(page []int64) error { seqs = append(seqs, page...); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(seqs) != 237 || seqs[0] != 3 || seqs[236] != 711 {
+		t.Fatalf("StderrSeqs: %d seqs %v…, want 237 from 3 to 711", len(seqs), seqs[:min(len(seqs), 5)])
+	}
+	for i, seq := range seqs {
+		if i > 0 && seq != seqs[i-1]+3 {
+			t.Fatalf("StderrSeqs: %d follows %d", seq, seqs[i-1])
+		}
+	}
 	page, err := s.Lines(t.Context(), task, 700, 3) // seqs 701..703: stdout, stderr, stdout
 	if err != nil || len(page) != 3 || page[0].Stderr || !page[1].Stderr || page[2].Stderr {
 		t.Fatalf("Lines(700, 3): %+v, %v", page, err)
