@@ -194,7 +194,7 @@ func TestRunnerAttack_oversizedBatchesAndLinesAre413AndTheRunnerSplitsItsOwn(t *
 	odd := lineAt(2, "odd")
 	odd.Stream = "stdout"
 	code, body = postBatch(t, e, lt, lt.token, batchOf(t, lineAt(1, "fine"), odd))
-	if code != http.StatusBadRequest || !strings.Contains(body, `"stderr" or absent`) {
+	if code != http.StatusBadRequest || !strings.Contains(body, `stream is \"stderr\" or absent`) {
 		t.Errorf("a line with stream %q = %d %s, want 400 naming the streams", odd.Stream, code, body)
 	}
 	if got := storedOutput(t, e, lt.key); len(got) != 0 {
