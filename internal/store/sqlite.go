@@ -279,8 +279,7 @@ func (s *sqliteStore) readLines(ctx context.Context, task TaskKey, after int64, 
 	held := 0
 	for rows.Next() {
 		var l Line
-		var us int64
-		var stream int16
+		var us, stream int64 // int64: database/sql's cheap path (an int16 goes through a string)
 		if err := rows.Scan(&l.Seq, &us, &l.Output, &stream); err != nil {
 			return nil, err
 		}
