@@ -276,7 +276,7 @@ func (p *linePublisher) publish(key store.TaskKey, f *followed, lines []store.Li
 		if l.Seq != f.delivered+1 {
 			break
 		}
-		p.hub.Publish(hub.Log(key.ProjectID, key.TaskID, l.Time, l.Output))
+		p.hub.Publish(hub.LogLine(key.ProjectID, key.TaskID, l.Time, l.Output, l.Stderr))
 		f.delivered = l.Seq
 		n++
 	}

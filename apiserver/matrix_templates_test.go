@@ -55,6 +55,7 @@ var templatesMatrix = []matrixRow{
 	{"GET", "/api/project/{project}/tasks/{task}", "", members(200), seedTask, false},
 	{"GET", "/api/project/{project}/tasks/{task}/output", "", members(200), seedTask, false},
 	{"GET", "/api/project/{project}/tasks/{task}/raw", "", members(200), seedTask, false},
+	{"GET", "/api/project/{project}/tasks/{task}/stderr", "", members(200), seedTask, false},
 	{"POST", "/api/project/{project}/tasks/{task}/stop", `{"force":true}`, needs(204, taskRunner, manager, owner), seedTask, false},
 	{"POST", "/api/project/{project}/tasks/{task}/confirm", "", needs(204, taskRunner, manager, owner), seedWaitingTask, false},
 	{"DELETE", "/api/project/{project}/tasks/{task}", "", needs(204, manager, owner), seedTask, false},

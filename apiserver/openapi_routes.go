@@ -203,6 +203,8 @@ func openAPIOps() []opDoc {
 			withQuery(queryParam{"offset", "lines to skip", 0}, queryParam{"limit", fmt.Sprintf("lines to answer at most, 1 to %d (default: all)", maxOutputPage), 0}).
 			answers(status200, []outputJSON{}),
 		op(get, "/project/{id}/tasks/{task_id}/raw", "The task's output as plain text").text200(),
+		op(get, "/project/{id}/tasks/{task_id}/stderr", "The numbers of the output lines the task's program wrote to its stderr (1 is the first line)").
+			answers(status200, []int64{}),
 	}
 	ops = append(ops, integrationExtraDocs()...)
 	return append(ops, projectResourceDocs()...)

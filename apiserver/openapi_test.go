@@ -383,6 +383,7 @@ func TestOpenAPI_realAnswersFitTheDocument(t *testing.T) {
 	c.call("GET", p.path("/templates/%d/tasks", tpl.ID), nil, http.StatusOK)
 	c.call("GET", p.path("/tasks/%d/output", task.ID), nil, http.StatusOK)
 	c.call("GET", p.path("/tasks/%d/raw", task.ID), nil, http.StatusOK)
+	c.call("GET", p.path("/tasks/%d/stderr", task.ID), nil, http.StatusOK)
 	c.call("GET", p.path("/templates/%d/tasks/last", tpl.ID), nil, http.StatusOK)
 	c.call("GET", p.path("/tasks/last"), nil, http.StatusOK)
 	c.call("GET", p.path("/stats/tasks?days=7"), nil, http.StatusOK)

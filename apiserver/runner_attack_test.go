@@ -189,6 +189,14 @@ func TestRunnerAttack_oversizedBatchesAndLinesAre413AndTheRunnerSplitsItsOwn(t *
 	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, fmt.Sprint(runproto.MaxLineBytes)) {
 		t.Errorf("a line of %d bytes = %d %s, want 413 naming the cap", len(big)+1, code, body)
 	}
+	// A stream other than "stderr" (or none, stdout) is refused whole:
+	// the good line before it is not stored either.
+	odd := lineAt(2, "odd")
+	odd.Stream = "stdout"
+	code, body = postBatch(t, e, lt, lt.token, batchOf(t, lineAt(1, "fine"), odd))
+	if code != http.StatusBadRequest || !strings.Contains(body, `stream is \"stderr\" or absent`) {
+		t.Errorf("a line with stream %q = %d %s, want 400 naming the streams", odd.Stream, code, body)
+	}
 	if got := storedOutput(t, e, lt.key); len(got) != 0 {
 		t.Fatalf("refused batches stored %d lines", len(got))
 	}
@@ -208,7 +216,8 @@ func TestRunnerAttack_oversizedBatchesAndLinesAre413AndTheRunnerSplitsItsOwn(t *
 	for i := range 85 { // 85 × 60 KiB: over 5 MiB of output
 		printed = append(printed, fmt.Sprintf("%03d %s", i, chunk))
 	}
-	for _, l := range printed {
+	s.StderrLine(time.Now(), printed[0])
+	for _, l := range printed[1:] {
 		s.Line(time.Now(), l)
 	}
 	if err := s.Finish(runproto.Exit{Code: 0}, 60*time.Second); err != nil {
@@ -225,6 +234,11 @@ func TestRunnerAttack_oversizedBatchesAndLinesAre413AndTheRunnerSplitsItsOwn(t *
 	if len(got) != len(printed)+3 || len(got[1]) != runproto.MaxLineBytes-1 ||
 		strings.Join(got[1:5], "") != long || got[0] != printed[0] || !slices.Equal(got[5:], printed[2:]) {
 		t.Fatalf("stored %d lines, want %d: the long one in 4 pieces, the rest as printed, in order", len(got), len(printed)+3)
+	}
+	// The stderr flag crossed the wire: on the first line only.
+	stored, err := e.Store.Lines(t.Context(), lt.key, 0, 10)
+	if err != nil || len(stored) != 10 || !stored[0].Stderr || slices.ContainsFunc(stored[1:], func(l store.Line) bool { return l.Stderr }) {
+		t.Fatalf("stored streams: %v; want stderr on line 1 only", err)
 	}
 }
 

@@ -236,6 +236,10 @@ func readBatch(w http.ResponseWriter, r *http.Request) (runproto.Batch, bool) {
 		return batch, false
 	}
 	for _, l := range batch.Lines {
+		if l.Stream != "" && l.Stream != runproto.StreamStderr {
+			fail(w, http.StatusBadRequest, fmt.Sprintf("line %d has an unknown stream; a line's stream is %q or absent (stdout)", l.Seq, runproto.StreamStderr))
+			return batch, false
+		}
 		if len(l.Output) > runproto.MaxLineBytes {
 			fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("line %d is %d bytes, over the %d a line may hold; split it", l.Seq, len(l.Output), runproto.MaxLineBytes))
 			return batch, false
@@ -325,7 +329,7 @@ func (e *runnerEvents) storeLines(r *http.Request, st *taskState, key store.Task
 	if len(lines) > 0 {
 		batch := make([]store.Line, len(lines))
 		for i, l := range lines {
-			batch[i] = store.Line{Seq: l.Seq, Time: l.Time, Output: l.Output}
+			batch[i] = store.Line{Seq: l.Seq, Time: l.Time, Output: l.Output, Stderr: l.Stream == runproto.StreamStderr}
 		}
 		if err := e.store.AppendLines(ctx, key, batch); err != nil {
 			return 0, err

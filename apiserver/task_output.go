@@ -19,6 +19,9 @@ type outputJSON struct {
 	Task   string    `json:"task"`
 	Time   time.Time `json:"time"`
 	Output string    `json:"output"`
+	// Stream is "stderr" on a line the program wrote to its stderr, and
+	// absent on every other, which keeps Semaphore's shape.
+	Stream string `json:"stream,omitempty"`
 }
 
 // maxOutputPage bounds ?limit= of /output: a page is held in memory,
@@ -44,7 +47,7 @@ func (s *Server) taskOutput(w http.ResponseWriter, r *http.Request) {
 			if out.lines > 0 {
 				b.WriteByte(',')
 			}
-			data, err := json.Marshal(outputJSON{TaskID: key.TaskID, Time: l.Time, Output: l.Output})
+			data, err := json.Marshal(outputJSON{TaskID: key.TaskID, Time: l.Time, Output: l.Output, Stream: l.Stream()})
 			if err == nil {
 				_, err = b.Write(data)
 			}
@@ -67,6 +70,27 @@ func (s *Server) taskRaw(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	s.streamOutput(w, r, key, 0, 0, out, write)
+}
+
+// taskStderr serves GET tasks/{id}/stderr: the numbers of the lines the
+// task's program wrote to its stderr (1 is the first line of /raw), in
+// order, as a JSON array, streamed. The console reads a long log as plain
+// text (/raw, which stays plain text) and marks these lines with it.
+func (s *Server) taskStderr(w http.ResponseWriter, r *http.Request) {
+	key := s.taskKey(r)
+	out := &lineWriter{w: w, contentType: "application/json; charset=utf-8", open: "[", close: "]\n"}
+	err := s.opts.Store.StderrSeqs(r.Context(), key, func(seqs []int64) error {
+		return out.write(func(b *bufio.Writer) error {
+			for i, seq := range seqs {
+				if out.lines > 0 || i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(strconv.FormatInt(seq, 10))
+			}
+			return nil
+		})
+	})
+	endStream(w, r, key, out, err)
 }
 
 func (s *Server) taskKey(r *http.Request) store.TaskKey {
@@ -107,13 +131,18 @@ func (s *Server) streamOutput(w http.ResponseWriter, r *http.Request, key store.
 	default:
 		err = s.opts.Store.StreamLines(ctx, key, write)
 	}
+	endStream(w, r, key, out, err)
+}
+
+// endStream ends a streamed answer: an error before it began is an error
+// answer; one after it began cuts it short, which the client sees as
+// broken JSON or a short file.
+func endStream(w http.ResponseWriter, r *http.Request, key store.TaskKey, out *lineWriter, err error) {
 	if err != nil && !out.started {
 		failErr(w, r, err)
 		return
 	}
 	if err != nil {
-		// The answer has begun: it ends cut short, which the client sees
-		// as broken JSON or a short file.
 		logAPI().Error(err, "streaming task output", "project", key.ProjectID, "task", key.TaskID)
 		return
 	}

@@ -32,6 +32,7 @@ func (s *Server) taskRoutes() chi.Router {
 		r.Get("/", s.getTask)
 		r.Get("/output", s.taskOutput)
 		r.Get("/raw", s.taskRaw)
+		r.Get("/stderr", s.taskStderr)
 		r.With(require(permRunProjectTasks)).Post("/confirm", s.confirmTask)
 		r.With(require(permRunProjectTasks)).Post("/stop", s.stopTask)
 		r.With(require(permUpdateProject)).Post("/reject", s.rejectTask)

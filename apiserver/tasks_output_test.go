@@ -22,7 +22,8 @@ func TestTasks_outputPagesStreamsAndDownloadsByteForByte(t *testing.T) {
 	base := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	lines := make([]store.Line, n)
 	for i := range lines {
-		lines[i] = store.Line{Seq: int64(i + 1), Time: base.Add(time.Duration(i) * time.Millisecond), Output: fmt.Sprintf("line %d: ok \t→ done", i+1)}
+		lines[i] = store.Line{Seq: int64(i + 1), Time: base.Add(time.Duration(i) * time.Millisecond), Output: fmt.Sprintf("line %d: ok \t→ done", i+1),
+			Stderr: i%7 == 3}
 	}
 	lines[7].Output = "not utf-8: \xff\xfe"
 	lines[8].Output = ""
@@ -36,6 +37,7 @@ func TestTasks_outputPagesStreamsAndDownloadsByteForByte(t *testing.T) {
 		Task   string    `json:"task"`
 		Time   time.Time `json:"time"`
 		Output string    `json:"output"`
+		Stream string    `json:"stream"`
 	}
 	read := func(query string) []record {
 		var out []record
@@ -50,7 +52,7 @@ func TestTasks_outputPagesStreamsAndDownloadsByteForByte(t *testing.T) {
 		for i, r := range got {
 			l := lines[from+i]
 			want := string([]rune(l.Output)) // JSON carries each invalid byte as U+FFFD
-			if r.TaskID != task.ID || r.Output != want || !r.Time.Equal(l.Time) || r.Task != "" {
+			if r.TaskID != task.ID || r.Output != want || !r.Time.Equal(l.Time) || r.Task != "" || r.Stream != l.Stream() {
 				t.Fatalf("%s: line %d = %+v, want %q at %v", what, i, r, want, l.Time)
 			}
 		}
@@ -60,6 +62,24 @@ func TestTasks_outputPagesStreamsAndDownloadsByteForByte(t *testing.T) {
 	check("from an offset", read("?offset=1200"), 1200, n-1200)
 	check("past the end", read("?offset=5000&limit=10"), 0, 0)
 	check("the last lines", read("?offset=2490&limit=100"), 2490, 10)
+	// A stdout line keeps Semaphore's exact shape; only a stderr line
+	// gains "stream".
+	for offset, want := range map[int]string{0: `"output":"line 1: ok \t→ done"}]`, 3: `"output":"line 4: ok \t→ done","stream":"stderr"}]`} {
+		if code, data := p.b.call("GET", p.path("/tasks/%d/output?offset=%d&limit=1", task.ID, offset), nil); code != http.StatusOK || !strings.HasSuffix(strings.TrimSpace(string(data)), want) {
+			t.Errorf("line %d as JSON = %d %s, want it to end %s", offset+1, code, data, want)
+		}
+	}
+	// The stderr line numbers, all of them, in order: 4, 11, 18, …
+	var stderr []int64
+	p.b.must("GET", p.path("/tasks/%d/stderr", task.ID), nil, http.StatusOK, &stderr)
+	if len(stderr) != (n+3)/7 {
+		t.Fatalf("stderr lines: %d, want %d", len(stderr), (n+3)/7)
+	}
+	for i, seq := range stderr {
+		if seq != int64(7*i+4) {
+			t.Fatalf("stderr line %d is %d, want %d", i, seq, 7*i+4)
+		}
+	}
 	for _, bad := range []string{"?limit=0", "?limit=10001", "?offset=-1", "?offset=x"} {
 		if code, data := p.b.call("GET", p.path("/tasks/%d/output%s", task.ID, bad), nil); code != http.StatusBadRequest {
 			t.Errorf("output%s = %d %s, want 400", bad, code, data)

@@ -141,6 +141,9 @@ type printSink struct {
 	w  io.Writer
 }
 
+// StderrLine prints like Line: the terminal shows both streams alike.
+func (p *printSink) StderrLine(at time.Time, text string) { p.Line(at, text) }
+
 func (p *printSink) Line(_ time.Time, text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

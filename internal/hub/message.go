@@ -60,6 +60,13 @@ func Update(u TaskUpdate) Message {
 // per line of every running task), so it appends the frame by hand instead
 // of going through reflection; the result is what encoding/json produces.
 func Log(projectID, taskID int64, at time.Time, output string) Message {
+	return LogLine(projectID, taskID, at, output, false)
+}
+
+// LogLine is Log for a line that may be from the program's stderr: its
+// frame then says "stream":"stderr". A stdout line's frame is exactly
+// Log's (Semaphore's web UI reads these frames).
+func LogLine(projectID, taskID int64, at time.Time, output string, stderr bool) Message {
 	b := make([]byte, 0, 96+len(output))
 	b = append(b, `{"type":"log","task_id":`...)
 	b = strconv.AppendInt(b, taskID, 10)
@@ -69,6 +76,9 @@ func Log(projectID, taskID int64, at time.Time, output string) Message {
 	b = at.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","output":`...)
 	b = appendString(b, output)
+	if stderr {
+		b = append(b, `,"stream":"stderr"`...)
+	}
 	b = append(b, '}')
 	return Message{Type: "log", ProjectID: projectID, TaskID: taskID, Frame: b}
 }

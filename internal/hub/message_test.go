@@ -31,6 +31,19 @@ func TestLog_encodesTheContractFrameLikeEncodingJSON(t *testing.T) {
 	}
 }
 
+// A stderr line's frame gains "stream":"stderr"; a stdout line's is
+// byte for byte Log's, so Semaphore's web UI sees no new key.
+func TestLogLine_addsTheStreamOnlyToAStderrLine(t *testing.T) {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	if out, plain := LogLine(3, 42, at, "ok", false), Log(3, 42, at, "ok"); string(out.Frame) != string(plain.Frame) {
+		t.Errorf("stdout frame %s, want %s", out.Frame, plain.Frame)
+	}
+	want := `{"type":"log","task_id":42,"project_id":3,"time":"2026-03-04T05:06:07Z","output":"boom \"x\"","stream":"stderr"}`
+	if m := LogLine(3, 42, at, `boom "x"`, true); string(m.Frame) != want {
+		t.Errorf("stderr frame\n got %s\nwant %s", m.Frame, want)
+	}
+}
+
 func TestUpdate_encodesTheContractFrameWithNulls(t *testing.T) {
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	v := "1.0.3"

@@ -40,6 +40,12 @@ func (t timedStore) StreamLines(ctx context.Context, task store.TaskKey, fn func
 	return t.next.StreamLines(ctx, task, fn)
 }
 
+// StderrSeqs is timed as a whole, like StreamLines.
+func (t timedStore) StderrSeqs(ctx context.Context, task store.TaskKey, fn func([]int64) error) error {
+	defer observe("stderr_seqs", time.Now())
+	return t.next.StderrSeqs(ctx, task, fn)
+}
+
 // WatchLines is not timed: it lasts as long as the process.
 func (t timedStore) WatchLines(ctx context.Context, fn func(store.LinesStored)) error {
 	return t.next.WatchLines(ctx, fn)

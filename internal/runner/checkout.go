@@ -74,7 +74,7 @@ func (t *taskRun) checkout(ctx context.Context, dir string) (commit, message str
 	if code, err := run(ctx, process{path: "git", args: args, dir: t.work, env: env}, why); err != nil {
 		return "", "", fmt.Errorf("git clone: %w", err)
 	} else if code != 0 {
-		return "", "", fmt.Errorf("git clone of %s failed: %s", redactURL(repo.URL), t.out.mask(why.last("exit "+fmt.Sprint(code))))
+		return "", "", fmt.Errorf("git clone of %s failed: %s", redactURL(repo.URL), t.out.mask(why.last("exit "+fmt.Sprint(code)), outStream))
 	}
 	gitIn := func(args ...string) (int, error) {
 		return run(ctx, process{path: "git", args: append(append(append([]string{}, config...), "-C", dir), args...), dir: t.work, env: env}, t.out)
@@ -207,6 +207,9 @@ func (g *gitComplaint) Line(at time.Time, text string) {
 	}
 	g.next.Line(at, text)
 }
+
+// StderrLine never comes (git is not the task's program), but a Sink has it.
+func (g *gitComplaint) StderrLine(at time.Time, text string) { g.Line(at, text) }
 
 func (g *gitComplaint) last(fallback string) string {
 	g.mu.Lock()

@@ -34,8 +34,10 @@ import (
 //
 // What remains: a piece shorter than edgeMin at the end of the line where a
 // secret starts (ansible had fewer than edgeMin columns left), a piece
-// shorter than edgeMin at the start of a line when the line before it was
-// not the one that continued (stdout and stderr interleaved), and pieces of
+// shorter than edgeMin at the start of a line when the line before it in
+// its stream was not the one that continued (the carry is kept per stream,
+// redactingSink.carry, so stdout and stderr interleaving does not break
+// it), and pieces of
 // a secret that has spaces in it where a wrap breaks it into words shorter
 // than fragmentLen. fragmentLen balances that residue against masking
 // ordinary text: 12 bytes of a random token are never ordinary output, but

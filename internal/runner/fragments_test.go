@@ -41,6 +41,33 @@ func leakedPiece(text, secret string, n int) string {
 	return ""
 }
 
+// The same secret wrapped on stderr while stdout prints between its
+// pieces: each stream keeps its own carry, so stderr is masked exactly as
+// if it had been alone (a shared carry would lose the continuation's short
+// start after each stdout line), and stdout is left as it was.
+func TestRedactingSink_continuesAWrappedSecretOnItsOwnStream(t *testing.T) {
+	secret := benchSecrets(10)[7][:160]
+	const between = "ok: [web] between the pieces"
+	for start := 0; start < 79; start++ {
+		text := "[WARNING]: " + strings.Repeat("w", start) + " could not locate file in lookup: " + secret + ".pem' in expected paths"
+		wrapped := wrapLikeAnsible(text, 79)
+		out := &collector{}
+		sink := &redactingSink{next: out}
+		sink.add(secret)
+		for _, l := range wrapped {
+			sink.StderrLine(time.Time{}, l)
+			sink.Line(time.Time{}, between)
+		}
+		stdout, stderr := out.streams()
+		if alone := maskedLines([]string{secret}, wrapped...); strings.Join(stderr, "\n") != strings.Join(alone, "\n") {
+			t.Fatalf("start %d: stderr masked differently with stdout between:\n%s\nalone:\n%s", start, strings.Join(stderr, "\n"), strings.Join(alone, "\n"))
+		}
+		if len(stdout) != len(wrapped) || strings.Join(stdout, "") != strings.Repeat(between, len(wrapped)) {
+			t.Fatalf("start %d: stdout changed: %q", start, stdout)
+		}
+	}
+}
+
 // A 160-character secret wrapped at 79 columns, starting at every column
 // of the first line: no piece of it of edgeMin bytes or more is left,
 // neither on a line nor across the lines joined back together.

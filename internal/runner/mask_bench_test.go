@@ -50,4 +50,5 @@ func BenchmarkRedactingSink(b *testing.B) {
 
 type discard struct{}
 
-func (discard) Line(time.Time, string) {}
+func (discard) Line(time.Time, string)       {}
+func (discard) StderrLine(time.Time, string) {}

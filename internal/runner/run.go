@@ -80,6 +80,7 @@ func Run(ctx context.Context, in *Inputs, workDir string, sink Sink) Result {
 		res.Err = err
 		return res
 	}
+	cmd.program = true
 	res.ExitCode, res.Err = run(ctx, cmd, t.out)
 	return res
 }
@@ -250,7 +251,10 @@ type redactingSink struct {
 	mu      sync.Mutex
 	secrets []string
 	pieces  fragmentIndex // pieces of the long ones (fragments.go)
-	carry   []string      // rests of a secret the last line ended inside
+	// carry holds, per stream (stdout, stderr), the rests of a secret the
+	// stream's last line ended inside: a wrapped secret continues on the
+	// next line of its own stream, whatever the other printed between.
+	carry [2][]string
 }
 
 // mask is what a secret, or a piece of one, becomes in the output.
@@ -327,12 +331,22 @@ func asciiEscaped(s string) string {
 }
 
 func (r *redactingSink) Line(at time.Time, text string) {
-	r.next.Line(at, r.mask(text))
+	r.next.Line(at, r.mask(text, outStream))
 }
+
+func (r *redactingSink) StderrLine(at time.Time, text string) {
+	r.next.StderrLine(at, r.mask(text, errStream))
+}
+
+// The streams, as indexes of redactingSink.carry.
+const (
+	outStream = iota
+	errStream
+)
 
 // mask replaces every known secret value in text, then every piece of a
 // long one (a secret ansible wrapped over several lines).
-func (r *redactingSink) mask(text string) string {
+func (r *redactingSink) mask(text string, stream int) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.secrets {
@@ -340,8 +354,8 @@ func (r *redactingSink) mask(text string) string {
 			text = strings.ReplaceAll(text, s, mask)
 		}
 	}
-	runs, next := r.pieces.find(text, r.carry)
-	r.carry = next
+	runs, next := r.pieces.find(text, r.carry[stream])
+	r.carry[stream] = next
 	if len(runs) > 0 {
 		text = maskSpans(text, runs)
 	}
@@ -350,14 +364,33 @@ func (r *redactingSink) mask(text string) string {
 
 // collector keeps lines in memory (short git answers, tests).
 type collector struct {
-	mu   sync.Mutex
-	text []string
+	mu     sync.Mutex
+	text   []string
+	stderr []bool // per line: from the program's stderr
 }
 
-func (c *collector) Line(_ time.Time, s string) {
+func (c *collector) Line(_ time.Time, s string)       { c.add(s, false) }
+func (c *collector) StderrLine(_ time.Time, s string) { c.add(s, true) }
+
+func (c *collector) add(s string, stderr bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.text = append(c.text, s)
+	c.stderr = append(c.stderr, stderr)
+}
+
+// streams splits the lines by stream, each in the order it was read.
+func (c *collector) streams() (stdout, stderr []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, s := range c.text {
+		if c.stderr[i] {
+			stderr = append(stderr, s)
+		} else {
+			stdout = append(stdout, s)
+		}
+	}
+	return stdout, stderr
 }
 
 func (c *collector) all() []string {

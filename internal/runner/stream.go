@@ -97,7 +97,14 @@ func (s *Streamer) WaitConfirmation(ctx context.Context) error {
 // the manager takes (runproto.MaxLineBytes). Invalid UTF-8 becomes U+FFFD
 // here rather than in the JSON encoder, so a piece never grows past the
 // cap on its way.
-func (s *Streamer) Line(at time.Time, text string) {
+func (s *Streamer) Line(at time.Time, text string) { s.queue(at, text, "") }
+
+// StderrLine queues a line of the program's stderr, flagged as such.
+func (s *Streamer) StderrLine(at time.Time, text string) { s.queue(at, text, runproto.StreamStderr) }
+
+// queue numbers the line (its pieces): the Streamer is the run's one
+// sequencer, so Seq follows the order lines reach it.
+func (s *Streamer) queue(at time.Time, text, stream string) {
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	s.mu.Lock()
 	pieces := []string{text} // most lines: one piece, and this slice stays on the stack
@@ -106,7 +113,7 @@ func (s *Streamer) Line(at time.Time, text string) {
 	}
 	for _, piece := range pieces {
 		s.nextSeq++
-		s.pending = append(s.pending, runproto.Line{Seq: s.nextSeq, Time: at.UTC(), Output: piece})
+		s.pending = append(s.pending, runproto.Line{Seq: s.nextSeq, Time: at.UTC(), Output: piece, Stream: stream})
 	}
 	full := len(s.pending) >= s.MaxBatch
 	s.echoLine(text)

@@ -51,7 +51,7 @@ func (t *taskRun) terraform(ctx context.Context, checkout string, sink Sink) (in
 		return -1, err
 	}
 	step := func(args ...string) (int, error) {
-		return run(ctx, process{path: bin, args: append([]string{"-chdir=" + dir}, args...), dir: dir, env: env}, t.out)
+		return run(ctx, process{path: bin, args: append([]string{"-chdir=" + dir}, args...), dir: dir, env: env, program: true}, t.out)
 	}
 
 	if code, err := step("init", "-input=false", "-no-color"); err != nil || code != 0 {

@@ -37,7 +37,14 @@ type Line struct {
 	Seq    int64     `json:"seq"`
 	Time   time.Time `json:"time"`
 	Output string    `json:"output"`
+	// Stream is StreamStderr for a line the task's program wrote to its
+	// stderr, and empty for stdout and the runner's own lines. The manager
+	// refuses any other value.
+	Stream string `json:"stream,omitempty"`
 }
+
+// StreamStderr is Line.Stream of a stderr line.
+const StreamStderr = "stderr"
 
 // Phases a runner reports.
 const (

@@ -178,8 +178,8 @@ func checkDayOffset(offset time.Duration) error {
 // into that date's midnight UTC.
 func dayOf(n int64) time.Time { return time.Unix(n*86400, 0).UTC() }
 
-// dayCountRows is what database/sql's rows and pgx's have in common.
-type dayCountRows interface {
+// scannedRows is what database/sql's rows and pgx's have in common.
+type scannedRows interface {
 	Next() bool
 	Scan(dest ...any) error
 	Err() error
@@ -187,7 +187,7 @@ type dayCountRows interface {
 
 // scanDayCounts reads the rows of either backend's day-count query: the
 // day's number, a status, its count.
-func scanDayCounts(rows dayCountRows) ([]DayCount, error) {
+func scanDayCounts(rows scannedRows) ([]DayCount, error) {
 	out := []DayCount{}
 	for rows.Next() {
 		var day int64
@@ -227,6 +227,8 @@ type lineReader interface {
 	// readLines reads up to limit lines after a Seq, skipping skip of them;
 	// a non-zero budget ends the page early once that many bytes are held.
 	readLines(ctx context.Context, task TaskKey, after int64, skip, limit, budget int) ([]Line, error)
+	// readStderrSeqs reads up to limit Seqs of stderr lines after a Seq.
+	readStderrSeqs(ctx context.Context, task TaskKey, after int64, limit int) ([]int64, error)
 	failTask(op string, t TaskKey, err error) error
 }
 
@@ -264,4 +266,40 @@ func streamLines(ctx context.Context, r lineReader, task TaskKey, fn func(Line) 
 		}
 		return lines, nil
 	}, fn)
+}
+
+// stderrPage is how many Seqs each read of StderrSeqs brings.
+const stderrPage = 10_000
+
+// stderrSeqs is StderrSeqs for every backend, a page at a time like
+// streamLines, for the same reason.
+func stderrSeqs(ctx context.Context, r lineReader, task TaskKey, fn func([]int64) error) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	for after := int64(0); ; {
+		seqs, err := r.readStderrSeqs(ctx, task, after, stderrPage)
+		if err != nil {
+			return r.failTask("read stderr lines", task, err)
+		}
+		if len(seqs) == 0 {
+			return nil
+		}
+		if err := fn(seqs); err != nil {
+			return err
+		}
+		after = seqs[len(seqs)-1]
+	}
+}
+
+func scanSeqs(rows scannedRows) ([]int64, error) {
+	seqs := []int64{}
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return nil, err
+		}
+		seqs = append(seqs, seq)
+	}
+	return seqs, rows.Err()
 }

@@ -155,12 +155,14 @@ func (s *postgresStore) appendTx(ctx context.Context, tx pgx.Tx, task TaskKey, s
 		seqs := make([]int64, len(maybe))
 		times := make([]time.Time, len(maybe))
 		outputs := make([][]byte, len(maybe))
+		streams := make([]int16, len(maybe))
 		for i, l := range maybe {
-			seqs[i], times[i], outputs[i] = l.Seq, l.Time, []byte(l.Output)
+			seqs[i], times[i], outputs[i], streams[i] = l.Seq, l.Time, []byte(l.Output), streamOf(l)
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO task_lines (project_id, task_id, seq, time, output)
-			SELECT $1, $2, u.seq, u.time, u.output FROM unnest($3::bigint[], $4::timestamptz[], $5::bytea[]) AS u(seq, time, output)
-			ON CONFLICT DO NOTHING`, task.ProjectID, task.TaskID, seqs, times, outputs)
+		_, err = tx.Exec(ctx, `INSERT INTO task_lines (project_id, task_id, seq, time, output, stream)
+			SELECT $1, $2, u.seq, u.time, u.output, u.stream
+			FROM unnest($3::bigint[], $4::timestamptz[], $5::bytea[], $6::smallint[]) AS u(seq, time, output, stream)
+			ON CONFLICT DO NOTHING`, task.ProjectID, task.TaskID, seqs, times, outputs, streams)
 		if err != nil {
 			return w, w, fmt.Errorf("insert: %w", err)
 		}
@@ -169,9 +171,9 @@ func (s *postgresStore) appendTx(ctx context.Context, tx pgx.Tx, task TaskKey, s
 		// Lines beyond max_seq cannot be stored yet, and the locked row
 		// keeps it so until commit: COPY, the fastest way in, needs no
 		// conflict handling. This is the path of every in-order batch.
-		_, err = tx.CopyFrom(ctx, pgx.Identifier{"task_lines"}, []string{"project_id", "task_id", "seq", "time", "output"},
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"task_lines"}, []string{"project_id", "task_id", "seq", "time", "output", "stream"},
 			pgx.CopyFromSlice(len(fresh), func(i int) ([]any, error) {
-				return []any{task.ProjectID, task.TaskID, fresh[i].Seq, fresh[i].Time, []byte(fresh[i].Output)}, nil
+				return []any{task.ProjectID, task.TaskID, fresh[i].Seq, fresh[i].Time, []byte(fresh[i].Output), streamOf(fresh[i])}, nil
 			}))
 		if err != nil {
 			return w, w, fmt.Errorf("copy: %w", err)
@@ -230,10 +232,25 @@ func (s *postgresStore) StreamLines(ctx context.Context, task TaskKey, fn func(L
 	return streamLines(ctx, s, task, fn)
 }
 
+func (s *postgresStore) StderrSeqs(ctx context.Context, task TaskKey, fn func([]int64) error) error {
+	return stderrSeqs(ctx, s, task, fn)
+}
+
+func (s *postgresStore) readStderrSeqs(ctx context.Context, task TaskKey, after int64, limit int) ([]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT seq FROM task_lines
+		WHERE project_id = $1 AND task_id = $2 AND seq > $3 AND stream = 1 ORDER BY seq LIMIT $4`,
+		task.ProjectID, task.TaskID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return scanSeqs(rows)
+}
+
 // readLines reads up to limit lines after a Seq, skipping skip of them; a
 // non-zero budget ends the page early once that many bytes are held.
 func (s *postgresStore) readLines(ctx context.Context, task TaskKey, after int64, skip, limit, budget int) ([]Line, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seq, time, output FROM task_lines
+	rows, err := s.pool.Query(ctx, `SELECT seq, time, output, stream FROM task_lines
 		WHERE project_id = $1 AND task_id = $2 AND seq > $3 ORDER BY seq LIMIT $4 OFFSET $5`,
 		task.ProjectID, task.TaskID, after, limit, skip)
 	if err != nil {
@@ -245,10 +262,11 @@ func (s *postgresStore) readLines(ctx context.Context, task TaskKey, after int64
 	for rows.Next() {
 		var l Line
 		var out []byte
-		if err := rows.Scan(&l.Seq, &l.Time, &out); err != nil {
+		var stream int16
+		if err := rows.Scan(&l.Seq, &l.Time, &out, &stream); err != nil {
 			return nil, err
 		}
-		l.Time, l.Output = l.Time.UTC(), string(out)
+		l.Time, l.Output, l.Stderr = l.Time.UTC(), string(out), stream == 1
 		lines = append(lines, l)
 		if held += len(out); budget > 0 && held >= budget {
 			break

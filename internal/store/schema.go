@@ -13,7 +13,8 @@ import (
 //
 // Tables:
 //   - task_lines: one row per output line, keyed (project, task, seq), so
-//     a resent Seq hits the key and is ignored.
+//     a resent Seq hits the key and is ignored; stream is 1 for a line of
+//     the program's stderr (streamOf).
 //   - task_output: one row per task with the watermark (last_seq) and the
 //     highest Seq stored (max_seq); see advanceWatermark.
 //   - task_summaries: one row per task, keyed (project, task).
@@ -122,6 +123,10 @@ var sqliteMigrations = []string{
 	// (TaskCountsByDay): the status in the index makes it a range scan of
 	// the index alone, never of the rows.
 	`CREATE INDEX task_summaries_by_created ON task_summaries (project_id, created, status);`,
+	// 7: which stream a line came from: 0 stdout (and the runner's own
+	// lines), 1 the program's stderr. A constant default rewrites no row,
+	// and every line stored before reads as stdout.
+	`ALTER TABLE task_lines ADD COLUMN stream INTEGER NOT NULL DEFAULT 0;`,
 }
 
 var postgresMigrations = []string{
@@ -219,6 +224,9 @@ var postgresMigrations = []string{
 	);`,
 	// 6: as SQLite's 6, for TaskCountsByDay.
 	`CREATE INDEX task_summaries_by_created ON task_summaries (project_id, created, status);`,
+	// 7: as SQLite's 7. A constant default is a catalog change only
+	// (PostgreSQL 11 and later): no table rewrite.
+	`ALTER TABLE task_lines ADD COLUMN stream SMALLINT NOT NULL DEFAULT 0;`,
 }
 
 // checkSchemaVersion refuses a database that a newer Bastion migrated:
@@ -288,4 +296,12 @@ func eventValues(e Event, created any) []any {
 func eventDest(e *Event, created any) []any {
 	return []any{&e.ID, &e.ProjectID, &e.UserID, &e.ObjectID, &e.IntegrationID,
 		&e.ObjectType, &e.ObjectName, &e.ProjectName, &e.Username, &e.Description, created}
+}
+
+// streamOf is a line's task_lines.stream: 0 stdout, 1 stderr.
+func streamOf(l Line) int16 {
+	if l.Stderr {
+		return 1
+	}
+	return 0
 }

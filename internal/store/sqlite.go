@@ -126,8 +126,8 @@ func (s *sqliteStore) migrate(ctx context.Context) error {
 }
 
 func sqliteInsertSQL(rows int) string {
-	return "INSERT INTO task_lines (project_id, task_id, seq, time, output) VALUES " +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?), ", rows), ", ") +
+	return "INSERT INTO task_lines (project_id, task_id, seq, time, output, stream) VALUES " +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?), ", rows), ", ") +
 		" ON CONFLICT DO NOTHING"
 }
 
@@ -188,13 +188,13 @@ func (s *sqliteStore) appendTx(ctx context.Context, tx *sql.Tx, task TaskKey, so
 	// than let every one of them hit the primary key.
 	maybe, fresh := splitBatch(w, sorted)
 	full := tx.StmtContext(ctx, s.insert)
-	args := make([]any, 0, 5*sqliteChunk)
+	args := make([]any, 0, 6*sqliteChunk)
 	for rest := sorted[len(sorted)-len(maybe)-len(fresh):]; len(rest) > 0; {
 		chunk := rest[:min(len(rest), sqliteChunk)]
 		rest = rest[len(chunk):]
 		args = args[:0]
 		for _, l := range chunk {
-			args = append(args, task.ProjectID, task.TaskID, l.Seq, micros(l.Time), []byte(l.Output))
+			args = append(args, task.ProjectID, task.TaskID, l.Seq, micros(l.Time), []byte(l.Output), streamOf(l))
 		}
 		if len(chunk) == sqliteChunk {
 			_, err = full.ExecContext(ctx, args...)
@@ -250,10 +250,25 @@ func (s *sqliteStore) StreamLines(ctx context.Context, task TaskKey, fn func(Lin
 	return streamLines(ctx, s, task, fn)
 }
 
+func (s *sqliteStore) StderrSeqs(ctx context.Context, task TaskKey, fn func([]int64) error) error {
+	return stderrSeqs(ctx, s, task, fn)
+}
+
+func (s *sqliteStore) readStderrSeqs(ctx context.Context, task TaskKey, after int64, limit int) ([]int64, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT seq FROM task_lines
+		WHERE project_id = ? AND task_id = ? AND seq > ? AND stream = 1 ORDER BY seq LIMIT ?`,
+		task.ProjectID, task.TaskID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return scanSeqs(rows)
+}
+
 // readLines reads up to limit lines after a Seq, skipping skip of them; a
 // non-zero budget ends the page early once that many bytes are held.
 func (s *sqliteStore) readLines(ctx context.Context, task TaskKey, after int64, skip, limit, budget int) ([]Line, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, time, output FROM task_lines
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, time, output, stream FROM task_lines
 		WHERE project_id = ? AND task_id = ? AND seq > ? ORDER BY seq LIMIT ? OFFSET ?`,
 		task.ProjectID, task.TaskID, after, limit, skip)
 	if err != nil {
@@ -264,11 +279,11 @@ func (s *sqliteStore) readLines(ctx context.Context, task TaskKey, after int64, 
 	held := 0
 	for rows.Next() {
 		var l Line
-		var us int64
-		if err := rows.Scan(&l.Seq, &us, &l.Output); err != nil {
+		var us, stream int64 // int64: database/sql's cheap path (an int16 goes through a string)
+		if err := rows.Scan(&l.Seq, &us, &l.Output, &stream); err != nil {
 			return nil, err
 		}
-		l.Time = fromMicros(us)
+		l.Time, l.Stderr = fromMicros(us), stream == 1
 		lines = append(lines, l)
 		if held += len(l.Output); budget > 0 && held >= budget {
 			break

@@ -40,6 +40,18 @@ type Line struct {
 	Seq    int64
 	Time   time.Time
 	Output string
+	// Stderr is true for a line the task's program wrote to its stderr
+	// (task_lines.stream 1); false for stdout and the runner's own lines.
+	Stderr bool
+}
+
+// Stream names the line's stream as the API does: "stderr", or "" for
+// stdout (so that stdout lines keep their JSON shape).
+func (l Line) Stream() string {
+	if l.Stderr {
+		return "stderr"
+	}
+	return ""
 }
 
 // TaskKey names a task by the integer ids of the /api contract. Task ids are
@@ -132,6 +144,10 @@ type Store interface {
 	// time so that a task of a million lines never sits in memory. An error
 	// from fn stops the stream and is returned as is.
 	StreamLines(ctx context.Context, task TaskKey, fn func(Line) error) error
+	// StderrSeqs calls fn with the Seqs of the task's stderr lines, in
+	// order, a page at a time, without reading the lines' text: which
+	// lines of a long log (read as plain text) came from stderr.
+	StderrSeqs(ctx context.Context, task TaskKey, fn func(seqs []int64) error) error
 	// WatchLines is the line feed: it calls fn, on the caller's goroutine
 	// and in order, each time a task's LastSeq advances, whichever process
 	// appended (PostgreSQL: any replica of the database; SQLite: this

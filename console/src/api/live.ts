@@ -23,6 +23,8 @@ export const LIVE_RECONNECT_MS = 2000;
 export interface LogLine {
   time: string;
   output: string;
+  /** "stderr" on a line the task's program wrote to its stderr; absent on every other. */
+  stream?: 'stderr';
 }
 
 /**
@@ -149,7 +151,7 @@ function isTemplateList(key: QueryKey): boolean {
 /** Sends a log line to its task's output, if that output is cached (its log is open). */
 export function applyLog(client: QueryClient, message: LogMessage): void {
   const output: unknown = client.getQueryData(outputKey(message.project_id, message.task_id));
-  if (isLiveLog(output)) output.append({ time: message.time, output: message.output });
+  if (isLiveLog(output)) output.append({ time: message.time, output: message.output, stream: message.stream });
 }
 
 /** After a reconnect: open logs re-read what they missed; task lists and tasks reload. */

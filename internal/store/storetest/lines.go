@@ -285,3 +285,47 @@ func testKeepsTimes(t *testing.T, s store.Store) {
 		}
 	}
 }
+
+// A line's stream (stdout or the program's stderr) comes back as stored,
+// through every way in: an in-order batch (PostgreSQL's COPY, SQLite's
+// prepared chunk of sqliteChunk rows and its shorter statement) and lines
+// filling a gap, resends among them (PostgreSQL's INSERT ... unnest); and
+// out through both reads (StreamLines and Lines).
+func testKeepsStreams(t *testing.T, s store.Store) {
+	stderr := func(seq int64) bool { return seq%3 == 0 }
+	flagged := func(from, to int64) []store.Line {
+		ls := lines(from, to)
+		for i := range ls {
+			ls[i].Stderr = stderr(ls[i].Seq)
+		}
+		return ls
+	}
+	mustAppend(t, s, task, flagged(1, 700))                                 // in order: a full chunk and a short one
+	mustAppend(t, s, task, flagged(705, 710))                               // beyond a gap
+	mustAppend(t, s, task, append(flagged(701, 706), flagged(711, 712)...)) // fills it, with resends
+	got := allLines(t, s, task)
+	if len(got) != 712 {
+		t.Fatalf("got %d lines, want 712", len(got))
+	}
+	for _, l := range got {
+		if l.Stderr != stderr(l.Seq) {
+			t.Fatalf("line %d: stderr %v, want %v", l.Seq, l.Stderr, stderr(l.Seq))
+		}
+	}
+	var seqs []int64
+	if err := s.StderrSeqs(t.Context(), task, func(page []int64) error { seqs = append(seqs, page...); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(seqs) != 237 || seqs[0] != 3 || seqs[236] != 711 {
+		t.Fatalf("StderrSeqs: %d seqs %v…, want 237 from 3 to 711", len(seqs), seqs[:min(len(seqs), 5)])
+	}
+	for i, seq := range seqs {
+		if i > 0 && seq != seqs[i-1]+3 {
+			t.Fatalf("StderrSeqs: %d follows %d", seq, seqs[i-1])
+		}
+	}
+	page, err := s.Lines(t.Context(), task, 700, 3) // seqs 701..703: stdout, stderr, stdout
+	if err != nil || len(page) != 3 || page[0].Stderr || !page[1].Stderr || page[2].Stderr {
+		t.Fatalf("Lines(700, 3): %+v, %v", page, err)
+	}
+}

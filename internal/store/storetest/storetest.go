@@ -35,6 +35,7 @@ func Run(t *testing.T, open Open) {
 		{"AppendsConcurrentResendsToOneTask", testConcurrentResends},
 		{"RoundTripsUnicodeLongLinesAndRawBytes", testRoundTripsContent},
 		{"KeepsTimesToTheMicrosecond", testKeepsTimes},
+		{"KeepsEachLinesStream", testKeepsStreams},
 		{"UpsertsAndReadsSummaries", testUpsertsSummaries},
 		{"ListsSummariesNewestFirstWithFiltersAndPaging", testListsSummaries},
 		{"CountsTasksByDayAndStatus", testCountsTasksByDay},

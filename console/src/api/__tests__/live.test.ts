@@ -122,7 +122,11 @@ describe('live updates over /api/ws (spec §4)', () => {
     sockets[0].open();
     sockets[0].send({ type: 'log', task_id: 5, project_id: 1, time: 't1', output: 'PLAY [all]' });
     sockets[0].send({ type: 'log', task_id: 6, project_id: 1, time: 't2', output: 'other task' });
-    expect(log.lines).toEqual([{ time: 't1', output: 'PLAY [all]' }]);
+    sockets[0].send({ type: 'log', task_id: 5, project_id: 1, time: 't3', output: 'boom', stream: 'stderr' });
+    expect(log.lines).toEqual([
+      { time: 't1', output: 'PLAY [all]' },
+      { time: 't3', output: 'boom', stream: 'stderr' },
+    ]);
   });
 
   it('reconnects 2000 ms after an unexpected close and re-reads the missed lines', async () => {

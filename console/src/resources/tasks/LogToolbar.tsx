@@ -15,6 +15,14 @@ export interface LogToolbarProps {
   onMarks(marks: LogMarks | undefined): void;
   /** Scroll the log to a line. */
   onGo(line: number): void;
+  /** The indexes of the lines on stderr. */
+  stderr: ReadonlySet<number>;
+  /** The task runs ansible (its failed tasks are the failures), not another program. */
+  ansible: boolean;
+  /** "First failure" is offered: the task did not succeed. */
+  failed: boolean;
+  /** Receives the words a screen reader says before a stderr line, in the toolbar's language. */
+  onStderrLabel(label: string): void;
 }
 
 // The toolbar's words come with it, not through the entry's list of
@@ -39,9 +47,10 @@ const TYPING_PAUSE = 150;
  * first failure. Find reads the lines the console holds, which is the
  * whole output (the log view reads it all, docs/architecture.md).
  */
-export function LogToolbar({ lines, version, wrap, onWrap, onMarks, onGo }: LogToolbarProps) {
+export function LogToolbar({ lines, version, wrap, onWrap, onMarks, onGo, stderr, ansible, failed, onStderrLabel }: LogToolbarProps) {
   const { t } = useTranslation('logviewer');
   useWordsOnLanguageChange();
+  useEffect(() => onStderrLabel(t('Standard error')), [t, onStderrLabel]);
   const [query, setQuery] = useState('');
   const [needle, setNeedle] = useState('');
   const [caseSensitive, setCaseSensitive] = useState(false);
@@ -108,7 +117,7 @@ export function LogToolbar({ lines, version, wrap, onWrap, onMarks, onGo }: LogT
     }
   };
   const jump = () => {
-    const line = firstFailure(lines);
+    const line = firstFailure(lines, stderr, ansible);
     if (line < 0) setNote(t('No failure found'));
     else {
       setNote(t('First failure: line {{line}}', { line: line + 1 }));
@@ -172,11 +181,13 @@ export function LogToolbar({ lines, version, wrap, onWrap, onMarks, onGo }: LogT
           {t('Copy text')}
         </ToolButton>
       </div>
-      <div>
-        <ToolButton onClick={jump} data-testid="log-first-failure">
-          {t('First failure')}
-        </ToolButton>
-      </div>
+      {failed && (
+        <div>
+          <ToolButton onClick={jump} data-testid="log-first-failure">
+            {t('First failure')}
+          </ToolButton>
+        </div>
+      )}
       <div>
         <span role="status" className="pf-v6-u-font-size-sm" data-testid="log-note">
           {note}

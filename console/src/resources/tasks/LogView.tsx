@@ -31,6 +31,9 @@ export interface LogViewProps {
   target?: { line: number };
   /** Above the pane: the toolbar. */
   toolbar?: ReactNode;
+  /** The indexes of the lines on stderr, marked with a rule and, for screen readers, stderrLabel. */
+  stderr?: ReadonlySet<number>;
+  stderrLabel?: string;
 }
 
 /**
@@ -150,9 +153,11 @@ interface LogLineProps {
   /** Rows this line takes (wrap on), or undefined (one row, scrolling sideways). */
   rows?: number;
   marks?: LogMarks;
+  /** On a stderr line: what a screen reader says before it (the rule shows it). */
+  stderr?: string;
 }
 
-const LogLine = memo(function LogLine({ line, index, top, digits, rows, marks }: LogLineProps) {
+const LogLine = memo(function LogLine({ line, index, top, digits, rows, marks, stderr }: LogLineProps) {
   const current = marks && marks.line === index ? marks.column : -1;
   let column = 0;
   const text = parseAnsi(line).map((segment, i) => {
@@ -170,13 +175,15 @@ const LogLine = memo(function LogLine({ line, index, top, digits, rows, marks }:
   const wrapped = rows !== undefined;
   return (
     <div
-      className={`task-log__row${wrapped ? ' task-log__row--wrap' : ''}${current >= 0 ? ' task-log__row--current' : ''}`}
+      className={`task-log__row${wrapped ? ' task-log__row--wrap' : ''}${current >= 0 ? ' task-log__row--current' : ''}${stderr === undefined ? '' : ' task-log__row--stderr'}`}
       style={{ top, height: wrapped ? rows * LINE_HEIGHT : undefined }}
       data-line={index + 1}
+      data-stream={stderr === undefined ? undefined : 'stderr'}
     >
       <span className="task-log__num" style={{ width: `${digits + 2}ch` }} aria-hidden>
         {index + 1}
       </span>
+      {stderr && <span className="pf-v6-screen-reader task-log__stream">{stderr} </span>}
       {wrapped ? <span className="task-log__text">{text}</span> : text}
     </div>
   );
@@ -188,7 +195,7 @@ const LogLine = memo(function LogLine({ line, index, top, digits, rows, marks }:
  * the end while lines arrive, unless the user has scrolled up; scrolling
  * back to the end follows again.
  */
-export function LogView({ lines, version, label, empty, wrap = false, marks, target, toolbar }: LogViewProps) {
+export function LogView({ lines, version, label, empty, wrap = false, marks, target, toolbar, stderr, stderrLabel = '' }: LogViewProps) {
   const { t } = useTranslation('tasks');
   const ref = useRef<HTMLDivElement>(null);
   const probe = useRef<HTMLSpanElement>(null);
@@ -278,6 +285,7 @@ export function LogView({ lines, version, label, empty, wrap = false, marks, tar
         digits={digits}
         rows={wrapLayout ? layout.rowOf(i + 1) - layout.rowOf(i) : undefined}
         marks={lineMarks}
+        stderr={stderr?.has(i) ? stderrLabel : undefined}
       />,
     );
   }

@@ -80,7 +80,12 @@ export function TaskLogDialog({ taskId, onClose }: TaskLogDialogProps) {
             {task.data.message && !(awaitingApproval(task.data) && task.data.message === waitingForApprovalMessage) && (
               <Alert variant="info" isInline title={task.data.message} className="pf-v6-u-my-md" data-testid="task-message" />
             )}
-            <TaskOutputView projectId={project.id} taskId={taskId} />
+            <TaskOutputView
+              projectId={project.id}
+              taskId={taskId}
+              app={task.data.tpl_app ?? template.data?.app}
+              succeeded={task.data.status === 'success'}
+            />
           </>
         )}
       </ModalBody>

@@ -18,8 +18,19 @@ const NO_LINES: readonly string[] = [];
 /** The toolbar's height while it loads, so the log does not jump when it arrives. */
 const TOOLBAR_HEIGHT = 40;
 
+const NO_STDERR: ReadonlySet<number> = new Set();
+
+export interface TaskOutputViewProps {
+  projectId: number;
+  taskId: number;
+  /** The template's app (tpl_app): "ansible" or empty for ansible, else the program. */
+  app?: string;
+  /** The task succeeded: there is no failure to go to. */
+  succeeded: boolean;
+}
+
 /** The task's output, live: the log view over the cached TaskOutput, with its toolbar. */
-export function TaskOutputView({ projectId, taskId }: { projectId: number; taskId: number }) {
+export function TaskOutputView({ projectId, taskId, app, succeeded }: TaskOutputViewProps) {
   const { t } = useTranslation('tasks');
   const { output, version } = useTaskOutput(projectId, taskId);
   const [wrap, setWrap] = useState(() => readSetting(settingKeys.logWrap) === '1');
@@ -30,10 +41,12 @@ export function TaskOutputView({ projectId, taskId }: { projectId: number; taskI
     writeSetting(settingKeys.logWrap, on ? '1' : null);
   }, []);
   const onGo = useCallback((line: number) => setTarget({ line }), []);
+  const [stderrLabel, setStderrLabel] = useState<string>();
   if (output?.state === 'error') {
     return <Alert variant="danger" isInline title={t('The output could not be loaded')}>{errorMessage(output.error)}</Alert>;
   }
   const lines = output?.lines ?? NO_LINES;
+  const stderr = output?.stderr ?? NO_STDERR;
   return (
     <LogView
       lines={lines}
@@ -43,9 +56,22 @@ export function TaskOutputView({ projectId, taskId }: { projectId: number; taskI
       wrap={wrap}
       marks={marks}
       target={target}
+      stderr={stderr}
+      stderrLabel={stderrLabel}
       toolbar={
         <Suspense fallback={<div style={{ height: TOOLBAR_HEIGHT }} />}>
-          <LogToolbar lines={lines} version={version} wrap={wrap} onWrap={onWrap} onMarks={setMarks} onGo={onGo} />
+          <LogToolbar
+            lines={lines}
+            version={version}
+            wrap={wrap}
+            onWrap={onWrap}
+            onMarks={setMarks}
+            onGo={onGo}
+            stderr={stderr}
+            ansible={!app || app === 'ansible'}
+            failed={!succeeded}
+            onStderrLabel={setStderrLabel}
+          />
         </Suspense>
       }
     />

@@ -130,10 +130,9 @@ export function firstMatchFrom(matches: Matches, line: number): number {
 const ANSIBLE_FAILURE = /^(?:fatal|failed): \[[^\]]*\]/;
 const ANSIBLE_ERROR = /^ERROR! /;
 const IGNORED = /^\.\.\.ignoring\s*$/;
-// Other programs (shell, Python, Go, Terraform): the usual error lines.
-// The output does not record which stream a line came from (the runner
-// reads stdout and stderr from one pipe, which keeps their order), so these
-// markers stand in for "the first line on stderr".
+// Other programs (shell, Python, Go, Terraform): the usual error lines,
+// the fallback when no line was on stderr (a program that prints its errors
+// on stdout; a task run before the runner told the streams apart).
 const PROGRAM_ERROR = [
   /^(?:error|fatal|panic)\b\s*[:!]/i, // "Error: …", "fatal: not a git repository", "panic: …"
   /^Traceback \(most recent call last\):/, // Python
@@ -141,19 +140,38 @@ const PROGRAM_ERROR = [
   /^│ Error: /, // Terraform's boxed diagnostics
 ];
 
-/** The first ansible failure, which wins over a program's error line; -1 if neither. */
-export function firstFailure(lines: readonly string[]): number {
-  let programError = -1;
+/**
+ * Where "First failure" goes (docs/features.md, "Beyond the anchors"): in
+ * an ansible task's log, the first failed task that was not ignored (or
+ * ansible refusing to start), else the first line on stderr; in any other
+ * program's, the first line on stderr, else the first error-shaped line.
+ * -1 if none.
+ */
+export function firstFailure(lines: readonly string[], stderr: ReadonlySet<number>, ansible: boolean): number {
+  const failed = ansible ? firstAnsibleFailure(lines) : -1;
+  if (failed >= 0) return failed;
+  let first = -1;
+  for (const line of stderr) if (first < 0 || line < first) first = line;
+  return first >= 0 || ansible ? first : firstErrorLine(lines);
+}
+
+/** The first ansible failure that was not ignored; -1 if none. */
+function firstAnsibleFailure(lines: readonly string[]): number {
   for (let i = 0; i < lines.length; i++) {
     const text = plainText(lines[i]).trimStart();
     if (ANSIBLE_ERROR.test(text)) return i;
-    if (ANSIBLE_FAILURE.test(text)) {
-      if (!IGNORED.test(plainText(lines[i + 1] ?? '').trim())) return i;
-      continue;
-    }
-    if (programError < 0 && PROGRAM_ERROR.some((pattern) => pattern.test(text))) programError = i;
+    if (ANSIBLE_FAILURE.test(text) && !IGNORED.test(plainText(lines[i + 1] ?? '').trim())) return i;
   }
-  return programError;
+  return -1;
+}
+
+/** The first line shaped like a program's error; -1 if none. */
+function firstErrorLine(lines: readonly string[]): number {
+  for (let i = 0; i < lines.length; i++) {
+    const text = plainText(lines[i]).trimStart();
+    if (PROGRAM_ERROR.some((pattern) => pattern.test(text))) return i;
+  }
+  return -1;
 }
 
 /** The log as text, without escapes and without timestamps (the lines carry none): what Copy puts on the clipboard. */

@@ -9,6 +9,9 @@ export const OUTPUT_PAGE = 10000;
 
 export type FetchLines = (offset: number, limit: number) => Promise<LogLine[]>;
 
+/** GET …/tasks/{id}/stderr: the numbers (1 is the first) of the lines on stderr, which the text stream does not carry. */
+export type FetchStderr = () => Promise<number[]>;
+
 /**
  * Streams the whole output as text (GET …/tasks/{id}/raw), handing over
  * the lines as they arrive: a long log's first read, with no JSON to write
@@ -40,6 +43,8 @@ const TAIL = OUTPUT_PAGE;
 export class TaskOutput implements LiveLog {
   /** The lines, in order, as the runner wrote them. */
   readonly lines: string[] = [];
+  /** The indexes of the lines the task's program wrote to its stderr. */
+  readonly stderr = new Set<number>();
   state: OutputState = 'loading';
   error: unknown;
   /** Times (ms) of the last lines read from the server, from line tailStart on. */
@@ -62,6 +67,7 @@ export class TaskOutput implements LiveLog {
     private readonly fetchLines: FetchLines,
     private readonly schedule: (notify: () => void) => void = (notify) => requestAnimationFrame(notify),
     private readonly streamLines?: StreamLines,
+    private readonly fetchStderr?: FetchStderr,
   ) {}
 
   subscribe = (listener: () => void): (() => void) => {
@@ -82,7 +88,7 @@ export class TaskOutput implements LiveLog {
       return;
     }
     if (this.isRepeat(line)) return;
-    this.lines.push(line.output);
+    this.push(line);
     this.changed();
   }
 
@@ -110,6 +116,10 @@ export class TaskOutput implements LiveLog {
           this.state = 'ready';
           this.changed();
         });
+        // The marks only: a server that cannot say (an older replica
+        // during an upgrade) leaves the log whole and unmarked.
+        const seqs = await this.fetchStderr?.().catch(() => undefined);
+        for (const seq of seqs ?? []) this.stderr.add(seq - 1);
       }
       do {
         this.missed = false;
@@ -118,7 +128,7 @@ export class TaskOutput implements LiveLog {
           const page = await this.fetchLines(offset, OUTPUT_PAGE);
           this.keepTail(page, offset);
           // The page's first lines may be held already (the re-read ones).
-          for (let i = this.lines.length - offset; i < page.length; i++) this.lines.push(page[i].output);
+          for (let i = this.lines.length - offset; i < page.length; i++) this.push(page[i]);
           offset += page.length;
           this.state = 'ready';
           this.changed();
@@ -133,6 +143,11 @@ export class TaskOutput implements LiveLog {
     } finally {
       this.syncing = false;
     }
+  }
+
+  private push(line: LogLine): void {
+    if (line.stream) this.stderr.add(this.lines.length);
+    this.lines.push(line.output);
   }
 
   /** Keeps the times of the lines read, the page starting at line start. */

@@ -50,6 +50,7 @@ export function useTaskOutput(projectId: number, taskId: number) {
         (offset, limit) => apiGet<LogLine[]>(`${base}/output?offset=${offset}&limit=${limit}`),
         undefined,
         (onLines) => streamRaw(`${base}/raw`, onLines),
+        () => apiGet<number[]>(`${base}/stderr`),
       );
       void output.sync();
       return output;

@@ -10,11 +10,12 @@ import { task, template } from './fixtures';
 
 const infra = project(1, 'Infra');
 
-function openLog(shown: Task, { permissions = 15, user = admin, output = [] as unknown[] } = {}) {
+function openLog(shown: Task, { permissions = 15, user = admin, output = [] as unknown[], stderr = [] as number[] } = {}) {
   const api = stubApi({
     [`GET /project/1/tasks/${shown.id}`]: [200, shown],
     [`GET /project/1/tasks/${shown.id}/raw`]: [200],
     [`GET /project/1/tasks/${shown.id}/output?offset=0&limit=10000`]: [200, output],
+    [`GET /project/1/tasks/${shown.id}/stderr`]: [200, stderr],
     'GET /project/1/templates/7': [200, template(7, { name: 'Site' })],
     [`POST /project/1/tasks/${shown.id}/stop`]: [204],
     [`POST /project/1/tasks/${shown.id}/confirm`]: [204],
@@ -148,5 +149,28 @@ describe('the task log toolbar (issue #23)', () => {
     expect(window.localStorage.getItem('logWrap')).toBe('1');
     fireEvent.click(wrap);
     expect(window.localStorage.getItem('logWrap')).toBeNull();
+  });
+
+  it('marks the lines on stderr and, for a program other than ansible, goes to the first of them', async () => {
+    const bash: object[] = ['Error: said on stdout', 'working', 'boom', 'done'].map(line);
+    bash[2] = { ...bash[2], stream: 'stderr' };
+    openLog(task(9, { status: 'error', tpl_app: 'bash' }), { output: bash });
+    const log = await dialog();
+    const row = (await within(log).findByText('boom')).closest('.task-log__row');
+    expect(row).toHaveAttribute('data-stream', 'stderr');
+    await waitFor(() => expect(row).toHaveTextContent('Standard error boom'));
+    expect(log.querySelectorAll('[data-stream="stderr"]')).toHaveLength(1);
+
+    fireEvent.click(await within(log).findByTestId('log-first-failure'));
+    expect(within(log).getByTestId('log-note')).toHaveTextContent('First failure: line 3');
+  });
+
+  it('offers no first failure on a task that succeeded', async () => {
+    openLog(task(9, { status: 'success', tpl_app: 'bash' }), { output: ['all good', 'a warning'].map(line), stderr: [2] });
+    const log = await dialog();
+    await within(log).findByTestId('log-copy');
+    expect(within(log).queryByTestId('log-first-failure')).toBeNull();
+    // The line the stderr list names is marked, though the paged read did not say so.
+    await waitFor(() => expect(log.querySelector('[data-line="2"]')).toHaveAttribute('data-stream', 'stderr'));
   });
 });

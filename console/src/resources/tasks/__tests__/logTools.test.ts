@@ -92,41 +92,64 @@ describe('copy without timestamps', () => {
   });
 });
 
-describe('the first failure', () => {
+const none: ReadonlySet<number> = new Set();
+
+describe('the first failure of an ansible task', () => {
   it('is the first failed task that was not ignored (a loop item here)', () => {
     const lines = sample('fail.txt');
-    const at = firstFailure(lines);
+    const at = firstFailure(lines, none, true);
     expect(lines[at]).toMatch(/^failed: \[localhost\] \(item=2\)/);
     // The ignored one came first.
     expect(lines.findIndex((line) => line.startsWith('fatal: [localhost]: FAILED!'))).toBeLessThan(at);
   });
 
   it('is the same line in coloured output', () => {
-    expect(firstFailure(sample('fail-color.txt'))).toBe(firstFailure(sample('fail.txt')));
+    expect(firstFailure(sample('fail-color.txt'), none, true)).toBe(firstFailure(sample('fail.txt'), none, true));
   });
 
   it('is an unreachable host', () => {
     const lines = sample('unreachable.txt');
-    expect(lines[firstFailure(lines)]).toMatch(/^fatal: \[badhost\]: UNREACHABLE!/);
+    expect(lines[firstFailure(lines, none, true)]).toMatch(/^fatal: \[badhost\]: UNREACHABLE!/);
   });
 
   it('is ansible-playbook refusing to start', () => {
-    expect(firstFailure(sample('syntax.txt'))).toBe(0);
+    expect(firstFailure(sample('syntax.txt'), none, true)).toBe(0);
   });
 
   it('is none in a successful run, whose recap counts failed=0', () => {
-    expect(firstFailure(sample('ok.txt'))).toBe(-1);
+    expect(firstFailure(sample('ok.txt'), none, true)).toBe(-1);
   });
 
-  it('is a program’s error line when ansible reported none', () => {
-    expect(firstFailure(['building', 'Error: disk full', 'fatal: not a git repository'])).toBe(1);
-    expect(firstFailure(['run.sh: line 3: nope: command not found'])).toBe(0);
-    expect(firstFailure(['Traceback (most recent call last):', '  File "x.py"'])).toBe(0);
-    expect(firstFailure(['no errors here', 'errors: 0 is fine'])).toBe(-1);
+  it('is a failed task even after a line on stderr (a warning)', () => {
+    expect(firstFailure(['[WARNING]: no inventory', 'fatal: [web]: FAILED! => {}'], new Set([0]), true)).toBe(1);
   });
 
-  it('prefers a later ansible failure to an earlier program error line', () => {
-    expect(firstFailure(['Error: a warning-like line', 'fatal: [web]: FAILED! => {}'])).toBe(1);
+  it('is the first line on stderr when no task failed, or only ignored ones did', () => {
+    const lines = sample('fail.txt');
+    const ignoredOnly = lines.slice(0, firstFailure(lines, none, true));
+    expect(firstFailure(ignoredOnly, new Set([ignoredOnly.length - 1, 2]), true)).toBe(2);
+    expect(firstFailure(sample('ok.txt'), new Set([4]), true)).toBe(4);
+  });
+
+  it('is never an error-shaped line of stdout: ansible reports its own failures', () => {
+    expect(firstFailure(['Error: a debug message that looks bad'], none, true)).toBe(-1);
+  });
+});
+
+describe('the first failure of any other program', () => {
+  it('is the first line on stderr, before any error-shaped line of stdout', () => {
+    expect(firstFailure(['Error: printed on stdout', 'working', 'boom', 'later'], new Set([3, 2]), false)).toBe(2);
+  });
+
+  it('is a program’s error line when nothing was on stderr', () => {
+    expect(firstFailure(['building', 'Error: disk full', 'fatal: not a git repository'], none, false)).toBe(1);
+    expect(firstFailure(['run.sh: line 3: nope: command not found'], none, false)).toBe(0);
+    expect(firstFailure(['Traceback (most recent call last):', '  File "x.py"'], none, false)).toBe(0);
+    expect(firstFailure(['no errors here', 'errors: 0 is fine'], none, false)).toBe(-1);
+  });
+
+  it('ignores ansible’s failure lines (a script that prints them is not ansible)', () => {
+    expect(firstFailure(['fatal: [web]: FAILED! => {}', 'x'], new Set([1]), false)).toBe(1);
   });
 });
 

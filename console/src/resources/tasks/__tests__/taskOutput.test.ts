@@ -81,6 +81,28 @@ describe('a task output', () => {
     expect(api.reads.at(-1)).toEqual([0, OUTPUT_PAGE]);
   });
 
+  it('knows which lines were on stderr: from the text stream’s list, the pages and the live lines', async () => {
+    const stored = Array.from({ length: 5000 }, (_, i) => ({ ...line(i), ...(i % 1000 === 7 ? { stream: 'stderr' as const } : {}) }));
+    const output = new TaskOutput(
+      server(stored).fetch,
+      now,
+      async (onLines) => onLines(stored.slice(0, 3000).map((l) => l.output)), // plain text: no streams
+      async () => [8, 1008, 2008], // GET …/stderr: numbers from 1
+    );
+    await output.sync();
+    output.append(line(5000));
+    output.append({ ...line(5001), stream: 'stderr' });
+    expect([...output.stderr].sort((a, b) => a - b)).toEqual([7, 1007, 2007, 3007, 4007, 5001]);
+  });
+
+  it('keeps the log when the stderr list cannot be read (a server without it): only the marks are missing', async () => {
+    const output = new TaskOutput(server([line(0), line(1)]).fetch, now, async () => {}, async () => Promise.reject(new Error('404')));
+    await output.sync();
+    expect(output.state).toBe('ready');
+    expect(output.lines).toEqual(['line 0', 'line 1']);
+    expect(output.stderr.size).toBe(0);
+  });
+
   it('streams a long log as text first, then reads the pages from where the stream ended', async () => {
     const stored = Array.from({ length: 5000 }, (_, i) => line(i));
     const api = server(stored);
