@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { admin, apiAs, createProject, screenshot, unique, useSession } from './helpers';
+import { admin, apiAs, createProject, createUser, screenshot, unique, useSession } from './helpers';
 import { createScenery, createTemplate } from './templates-helpers';
 
 // $KUBECTL, else the envtest assets' (which `bastion dev` runs on), else PATH's.
@@ -36,7 +36,7 @@ async function inLook(page: Page, look: (typeof looks)[number], path: string) {
   await page.goto(path);
 }
 
-test('objects applied by Flux and Argo CD are read-only in the console (keys, templates, schedules, views, integrations, the project) @desktop', async ({ page, baseURL }, testInfo) => {
+test('objects applied by Flux and Argo CD are read-only in the console (keys, templates, schedules, views, integrations, the project, a user) @desktop', async ({ page, baseURL }, testInfo) => {
   const api = await apiAs(baseURL!, admin.username, admin.password);
   const project = await createProject(api, unique(testInfo, 'GitOps'));
   const scenery = await createScenery(api, project.id, '/nonexistent');
@@ -103,6 +103,13 @@ spec:
   }).toPass();
   kubectl('', 'label', 'project', name, 'kustomize.toolkit.fluxcd.io/name=bastion-projects', 'kustomize.toolkit.fluxcd.io/namespace=flux-system');
 
+  // A user declared in Git (User is cluster-scoped): its edit and delete
+  // go, its password stays (docs/gitops.md).
+  const declared = await createUser(api, unique(testInfo, 'declared').toLowerCase());
+  const userName = kubectl('', 'get', 'users', '-l', `automation.bastion.dev/id=${declared.id}`, '-o', 'jsonpath={.items[0].metadata.name}');
+  expect(userName).not.toBe('');
+  kubectl('', 'label', 'user', userName, 'kustomize.toolkit.fluxcd.io/name=bastion-users', 'kustomize.toolkit.fluxcd.io/namespace=flux-system');
+
   // The API refuses, and says where to change it.
   const refused = await api.delete(`/api/project/${project.id}/templates/${template.id}`);
   expect(refused.status()).toBe(409);
@@ -162,5 +169,17 @@ spec:
     await expect(page.getByRole('button', { name: 'Save task pod settings' })).toBeDisabled();
     await expect(page.getByRole('button', { name: 'Delete project' })).toBeDisabled();
     await screenshot(page, testInfo, `gitops-settings-${suffix}`);
+
+    await inLook(page, look, '/users');
+    const userRow = page.getByRole('row').filter({ hasText: declared.username });
+    await expect(userRow.getByText('Managed by Flux')).toBeVisible();
+    await userRow.getByRole('button', { name: `Actions for ${declared.username}` }).click();
+    await expect(page.getByRole('menuitem', { name: 'Edit' })).toBeDisabled();
+    await expect(page.getByRole('menuitem', { name: 'Delete' })).toBeDisabled();
+    await expect(page.getByRole('menuitem', { name: 'Change password' })).toBeEnabled();
+    // The menu fades in: the screenshot waits for it to be opaque.
+    await expect(page.locator('.pf-v6-c-menu').filter({ has: page.getByRole('menuitem', { name: 'Change password' }) })).toHaveCSS('opacity', '1');
+    await screenshot(page, testInfo, `gitops-users-${suffix}`);
+    await page.keyboard.press('Escape');
   }
 });

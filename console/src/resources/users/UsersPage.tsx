@@ -24,6 +24,7 @@ import { useNotify } from '../../app/Notifications';
 import { PlainFrame } from '../../app/PlainFrame';
 import { useSession } from '../../app/SessionContext';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { ManagedName } from '../../components/RowActions';
 import { lastProject } from '../../settings/settings';
 import { ChangePasswordDialog } from './ChangePasswordDialog';
 import type { User } from './types';
@@ -130,7 +131,7 @@ function UserAdministration() {
           <Tbody>
             {shown.map((user) => (
               <Tr key={user.id}>
-                <Td dataLabel={t('Name')}>{user.name}</Td>
+                <Td dataLabel={t('Name')}><ManagedName managedBy={user.managed_by}>{user.name}</ManagedName></Td>
                 <Td dataLabel={t('Username')}>{user.username}</Td>
                 <Td dataLabel={t('Email')}>{user.email}</Td>
                 <Td dataLabel={t('Alert')}><Check on={user.alert} label={t('Alert')} /></Td>
@@ -151,11 +152,14 @@ function UserAdministration() {
                       />
                     )}
                     items={[
-                      { title: t('Edit'), onClick: () => setDialog({ kind: 'edit', user }) },
+                      // A user declared in Git is changed there; the API
+                      // refuses its edit and delete, not its password
+                      // (docs/gitops.md, "What the guard covers").
+                      { title: t('Edit'), isDisabled: !!user.managed_by, onClick: () => setDialog({ kind: 'edit', user }) },
                       ...(user.external ? [] : [{ title: t('Change password'), onClick: () => setDialog({ kind: 'password', user }) }]),
                       { isSeparator: true },
                       // You cannot delete your own row (docs/features.md §6).
-                      { title: t('Delete'), isDanger: true, isDisabled: user.id === me.id, onClick: () => setDialog({ kind: 'delete', user }) },
+                      { title: t('Delete'), isDanger: true, isDisabled: user.id === me.id || !!user.managed_by, onClick: () => setDialog({ kind: 'delete', user }) },
                     ]}
                   />
                 </Td>

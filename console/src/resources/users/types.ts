@@ -9,4 +9,6 @@ export interface User {
   external: boolean;
   alert: boolean;
   can_create_project: boolean;
+  /** Set when a GitOps tool applied the User object (docs/gitops.md). */
+  managed_by?: string;
 }

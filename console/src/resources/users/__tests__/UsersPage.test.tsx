@@ -49,6 +49,19 @@ describe('the users screen (spec §2)', () => {
     expect(api.writes()).toEqual([{ method: 'DELETE', path: '/users/2', body: undefined }]);
   });
 
+  it('says who manages a user declared in Git, and offers its password but not its edit or delete (docs/gitops.md)', async () => {
+    const flux = { ...alice, managed_by: 'Flux' };
+    const api = stubApi({ 'GET /users': [200, [admin, flux]] });
+    renderWithProviders(<UsersPage />, { path: '/users' });
+    const row = (await screen.findByRole('cell', { name: /Managed by Flux/ })).closest('tr')!;
+    expect(row).toHaveTextContent(alice.name);
+    fireEvent.click(screen.getByRole('button', { name: `Actions for ${alice.username}` }));
+    expect(await screen.findByRole('menuitem', { name: 'Edit' })).toBeDisabled();
+    expect(screen.getByRole('menuitem', { name: 'Delete' })).toBeDisabled();
+    expect(screen.getByRole('menuitem', { name: 'Change password' })).toBeEnabled();
+    expect(api.writes()).toEqual([]);
+  });
+
   it('is only for admins', async () => {
     stubApi({});
     renderWithProviders(<UsersPage />, { path: '/users', user: alice });
