@@ -15,7 +15,7 @@ import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router-dom';
 import { projectHome, selectProject } from '../../resources/projects/selection';
 import { useProjects } from '../../resources/projects/useProjects';
-import { lastProject } from '../../settings/settings';
+import { lastProject, rememberProject } from '../../settings/settings';
 import { useSession } from '../SessionContext';
 import { mayCreateProjects } from '../session';
 import { Loading, RestoreProjectDialog } from '../lazyPages';
@@ -74,7 +74,14 @@ export function ProjectSwitcher({ projectId, onNavigate }: { projectId?: number;
               value={project.id}
               icon={<ProjectAvatar name={project.name} index={index} />}
               isSelected={project.id === current?.id}
-              onClick={() => go(projectHome(project))}
+              onClick={() => {
+                // Remembered at the choice, not when the project's page
+                // commits: the navigation renders in a transition that can
+                // wait on the new page's data, and a reload or a visit to
+                // the base page in between would reopen the old project.
+                rememberProject(project.id);
+                go(projectHome(project));
+              }}
             >
               {project.name}
             </DropdownItem>

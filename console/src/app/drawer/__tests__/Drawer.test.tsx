@@ -4,6 +4,7 @@ import { stubApi } from '../../../test/api';
 import { admin, alice, project } from '../../../test/fixtures';
 import { renderWithProviders } from '../../../test/render';
 import { ProjectFrame } from '../../ProjectFrame';
+import { lastProject } from '../../../settings/settings';
 
 const projects = [project(1, 'Demo Project'), project(2, 'ops', 'other'), project(3, 'Web servers'), project(4, 'four'), project(5, 'five')];
 
@@ -53,6 +54,7 @@ describe('the drawer (docs/features.md §2)', () => {
     expect(avatars.map((a) => a?.textContent)).toEqual(['DP', 'F', 'F', 'O', 'WS']);
     expect(avatars.map((a) => a?.getAttribute('data-color'))).toEqual(['red', 'blue', 'orange', 'green', 'red']);
     fireEvent.click(screen.getByRole('menuitem', { name: /Web servers/ }));
+    expect(lastProject()).toBe(3); // the base page opens it from now on
     await waitFor(() => expect(screen.getByTestId('location')).toHaveTextContent('/project/3/history'));
   });
 
