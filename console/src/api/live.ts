@@ -132,6 +132,10 @@ export function applyUpdate(client: QueryClient, message: UpdateMessage): Query[
       if (!found && tasks && holds && !isTemplateList(queryKey)) stale.push(query);
     } else if (isRow(data) && isTask(data) && data.id === message.task_id) {
       client.setQueryData(queryKey, { ...data, ...fields });
+      // An update carries the fields of Semaphore's frame only; a new
+      // status often comes with others (a rejection's message, an end's
+      // commit): the task's own view reads the whole task again.
+      if (message.status !== undefined && message.status !== data.status) stale.push(query);
     }
   }
   return stale;

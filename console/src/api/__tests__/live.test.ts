@@ -100,6 +100,30 @@ describe('live updates over /api/ws (spec §4)', () => {
     unsubscribe();
   });
 
+  // A rejected task showed Stopped with "Waiting for approval" still
+  // under it: the frame has no message, and nothing read the task again.
+  it('reads a task again when its status changes, for the fields the frame does not carry', async () => {
+    const { client, sockets, live } = setup();
+    let server = task(5, { status: 'waiting_confirmation', message: 'Waiting for approval' });
+    const fetchTask = vi.fn(async () => server);
+    const observer = new QueryObserver(client, { queryKey: ['project', 1, 'tasks', 5], queryFn: fetchTask });
+    const unsubscribe = observer.subscribe(() => {});
+    await vi.advanceTimersByTimeAsync(0);
+    live.acquire();
+    sockets[0].open();
+    server = task(5, { status: 'stopped', message: 'Rejected by Otto Owner: change freeze' });
+    sockets[0].send({ type: 'update', task_id: 5, project_id: 1, template_id: 7, status: 'stopped' });
+    expect(client.getQueryData(['project', 1, 'tasks', 5])).toMatchObject({ status: 'stopped', message: 'Waiting for approval' });
+    await vi.advanceTimersByTimeAsync(500);
+    expect(client.getQueryData(['project', 1, 'tasks', 5])).toMatchObject({ status: 'stopped', message: 'Rejected by Otto Owner: change freeze' });
+    // The same status again (a start or end time only) reads nothing more.
+    fetchTask.mockClear();
+    sockets[0].send({ type: 'update', task_id: 5, project_id: 1, template_id: 7, status: 'stopped', end: 'b' });
+    await vi.advanceTimersByTimeAsync(500);
+    expect(fetchTask).not.toHaveBeenCalled();
+    unsubscribe();
+  });
+
   it('reloads a list that lacks a new task', async () => {
     const { client, sockets, live } = setup();
     const fetchList = vi.fn(async () => [task(6), task(5)]);
