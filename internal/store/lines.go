@@ -230,12 +230,31 @@ type lineReader interface {
 	// readStderrSeqs reads up to limit Seqs of stderr lines after a Seq.
 	readStderrSeqs(ctx context.Context, task TaskKey, after int64, limit int) ([]int64, error)
 	failTask(op string, t TaskKey, err error) error
+	// recent is the window of lines this process stored last.
+	recent() *recentLines
 }
 
 // pageLines is Lines for every backend.
 func pageLines(ctx context.Context, r lineReader, task TaskKey, offset, limit int) ([]Line, error) {
 	if err := checkPage(offset, limit); err != nil {
 		return nil, err
+	}
+	// A reader following a running task asks for what this process has
+	// just stored. Seq offset+1 is then below the watermark, so the
+	// database's page would start at it too, and go on after the window's
+	// last line.
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if lines, ok := r.recent().after(task, int64(offset), limit); ok {
+		if len(lines) < limit {
+			more, err := r.readLines(ctx, task, lines[len(lines)-1].Seq, 0, limit-len(lines), 0)
+			if err != nil {
+				return nil, r.failTask("read lines", task, err)
+			}
+			lines = append(lines, more...)
+		}
+		return lines, nil
 	}
 	// The watermark only grows and lines below it stay, so reading it
 	// before the page (not in one transaction) is safe.

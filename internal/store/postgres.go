@@ -31,6 +31,7 @@ type postgresStore struct {
 	listenTo *pgx.ConnConfig // the listener's own connection, outside the pool
 	listener listener
 	own      ownLines // this store's appended lines, until their notification returns
+	tail     recentLines
 }
 
 // migrationLock is the advisory lock that serialises migrations when
@@ -114,9 +115,14 @@ func (s *postgresStore) AppendLines(ctx context.Context, task TaskKey, lines []L
 		return err
 	}
 	var kept *LinesStored
+	var stored LinesStored
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		before, after, err := s.appendTx(ctx, tx, task, sorted)
-		if r, ok := advanced(task, before, after, sorted); err == nil && ok && s.feed.isLive() {
+		r, ok := advanced(task, before, after, sorted)
+		if err == nil && ok {
+			stored = r
+		}
+		if err == nil && ok && s.feed.isLive() {
 			// Kept before the commit: its notification may come back
 			// before this call returns. It is reported from there
 			// (ownLines says why).
@@ -130,6 +136,9 @@ func (s *postgresStore) AppendLines(ctx context.Context, task TaskKey, lines []L
 			s.own.drop(kept.Task, kept.From, kept.To) // rolled back: no notification
 		}
 		return s.failTask("append lines", task, err)
+	}
+	if stored.To > 0 {
+		s.tail.add(stored)
 	}
 	return nil
 }
@@ -223,6 +232,8 @@ func (s *postgresStore) LastSeq(ctx context.Context, task TaskKey) (int64, error
 	}
 	return last, nil
 }
+
+func (s *postgresStore) recent() *recentLines { return &s.tail }
 
 func (s *postgresStore) Lines(ctx context.Context, task TaskKey, offset, limit int) ([]Line, error) {
 	return pageLines(ctx, s, task, offset, limit)

@@ -30,6 +30,7 @@ type sqliteStore struct {
 	w, r   *sql.DB
 	insert *sql.Stmt // a full chunk of lines, prepared on the writer
 	feed   *feed     // in-process: one manager owns an SQLite file
+	tail   recentLines
 	closed atomic.Bool
 	sharedState
 }
@@ -169,6 +170,7 @@ func (s *sqliteStore) AppendLines(ctx context.Context, task TaskKey, lines []Lin
 		return s.failTask("append lines: commit", task, err)
 	}
 	if r, ok := advanced(task, before, after, sorted); ok {
+		s.tail.add(r)
 		s.feed.publish(r)
 	}
 	return nil
@@ -241,6 +243,8 @@ func (s *sqliteStore) LastSeq(ctx context.Context, task TaskKey) (int64, error) 
 	}
 	return last, nil
 }
+
+func (s *sqliteStore) recent() *recentLines { return &s.tail }
 
 func (s *sqliteStore) Lines(ctx context.Context, task TaskKey, offset, limit int) ([]Line, error) {
 	return pageLines(ctx, s, task, offset, limit)

@@ -41,6 +41,11 @@ func BenchmarkAppendLines(b *testing.B) {
 	b.Run("postgres", func(b *testing.B) { storetest.BenchmarkAppendLines(b, openPostgres) })
 }
 
+func BenchmarkFollowLines(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) { storetest.BenchmarkFollowLines(b, openSQLite) })
+	b.Run("postgres", func(b *testing.B) { storetest.BenchmarkFollowLines(b, openPostgres) })
+}
+
 func BenchmarkSignIn(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) { storetest.BenchmarkSignIn(b, openSQLite) })
 	b.Run("postgres", func(b *testing.B) { storetest.BenchmarkSignIn(b, openPostgres) })

@@ -32,6 +32,51 @@ func BenchmarkAppendLines(b *testing.B, open Open) {
 	b.ReportMetric(float64(seq)/b.Elapsed().Seconds(), "lines/s")
 }
 
+// BenchmarkFollowLines measures what a reader following a running task
+// pays per line: after each batch of 1,000 is appended, it reads the batch
+// with Lines(offset, 1000), as GET /output?offset= does. "just stored"
+// reads the batch appended last, which the store answers from the lines
+// it keeps of what it stored; "older" reads a batch 20,000 lines back,
+// which comes from the database.
+func BenchmarkFollowLines(b *testing.B, open Open) {
+	const batch, back = 1000, 20_000
+	for _, c := range []struct {
+		name string
+		lag  int64
+	}{{"just stored", 0}, {"older", back}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := open(b)
+			key := store.TaskKey{ProjectID: 1, TaskID: 1}
+			ls := make([]store.Line, batch)
+			var seq int64
+			appendBatch := func() {
+				for i := range ls {
+					seq++
+					ls[i] = store.Line{Seq: seq, Time: base, Output: fmt.Sprintf("ok: [web-%02d.example.com] => (item=nginx) changed=false elapsed=0.%03ds", i%40, i)}
+				}
+				if err := s.AppendLines(b.Context(), key, ls); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for seq < back {
+				appendBatch()
+			}
+			read := 0
+			for b.Loop() {
+				b.StopTimer()
+				appendBatch()
+				b.StartTimer()
+				got, err := s.Lines(b.Context(), key, int(seq-batch-c.lag), batch)
+				if err != nil || len(got) != batch {
+					b.Fatalf("read %d lines (%v), want %d", len(got), err, batch)
+				}
+				read += len(got)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(read), "ns/line")
+		})
+	}
+}
+
 // BenchmarkSignIn measures what the sign-in limits cost a failed sign-in:
 // one SignInRecord and one SignInAttempt (which counts it, before the
 // password is compared), for accounts and addresses that vary as a

@@ -329,3 +329,66 @@ func testKeepsStreams(t *testing.T, s store.Store) {
 		t.Fatalf("Lines(700, 3): %+v, %v", page, err)
 	}
 }
+
+// testPagesFromAnyOffsetAsTheWholeLogReads: Lines(offset, limit) is the
+// whole log's lines offset+1..offset+limit, whether the store answers from
+// the lines it just stored (its window of recent lines) or from the
+// database: in order, across a gap and its filling, resends, a second task,
+// stderr lines, and after the task is deleted.
+func testPagesFromAnyOffsetAsTheWholeLogReads(t *testing.T, s store.Store) {
+	other := store.TaskKey{ProjectID: 1, TaskID: 2}
+	mixed := func(from, to int64) []store.Line {
+		ls := lines(from, to)
+		for i := range ls {
+			ls[i].Stderr = ls[i].Seq%5 == 0
+		}
+		return ls
+	}
+	check := func(step string) {
+		t.Helper()
+		whole := allLines(t, s, task)
+		for offset := 0; offset <= len(whole)+1; offset++ {
+			for _, limit := range []int{1, 7, 1000} {
+				if limit != 7 && offset%61 != 0 && offset != len(whole)-1 {
+					continue
+				}
+				got, err := s.Lines(t.Context(), task, offset, limit)
+				if err != nil {
+					t.Fatalf("%s: Lines(%d, %d): %v", step, offset, limit, err)
+				}
+				want := whole[min(offset, len(whole)):min(offset+limit, len(whole))]
+				if len(got) != len(want) {
+					t.Fatalf("%s: Lines(%d, %d) gave %d lines %v, want %d %v", step, offset, limit, len(got), seqsOf(got), len(want), seqsOf(want))
+				}
+				for i := range want {
+					if got[i].Seq != want[i].Seq || got[i].Output != want[i].Output || !got[i].Time.Equal(want[i].Time) || got[i].Stderr != want[i].Stderr {
+						t.Fatalf("%s: Lines(%d, %d)[%d] = %+v, want %+v", step, offset, limit, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	for from := int64(1); from <= 1500; from += 500 {
+		mustAppend(t, s, task, mixed(from, from+499))
+		mustAppend(t, s, other, lines(from, from+499))
+	}
+	check("three batches in order")
+	mustAppend(t, s, task, mixed(1503, 1510))
+	check("lines past a gap")
+	mustAppend(t, s, task, mixed(1501, 1502))
+	check("the gap filled")
+	mustAppend(t, s, task, mixed(1511, 1700))
+	mustAppend(t, s, task, append(mixed(1690, 1720), lines(1650, 1660)...)) // resends, one of them without its stderr flag
+	check("resends mixed with new lines")
+	if err := s.DeleteTask(t.Context(), task); err != nil {
+		t.Fatal(err)
+	}
+	for _, offset := range []int{0, 10, 1600, 1719} {
+		if got, err := s.Lines(t.Context(), task, offset, 100); err != nil || len(got) != 0 {
+			t.Fatalf("Lines(%d, 100) of a deleted task gave %v, %v; want nothing", offset, seqsOf(got), err)
+		}
+	}
+	mustAppend(t, s, task, mixed(1, 20))
+	check("the deleted task's number started over")
+	checkSeqs(t, allLines(t, s, other), seqRange(1, 1500)...)
+}

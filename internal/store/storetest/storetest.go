@@ -27,6 +27,7 @@ func Run(t *testing.T, open Open) {
 		{"SortsOutOfOrderBatches", testSortsOutOfOrderBatches},
 		{"LastSeqStopsAtAGap", testLastSeqStopsAtAGap},
 		{"PagesAcrossAGap", testPagesAcrossAGap},
+		{"PagesFromAnyOffsetAsTheWholeLogReads", testPagesFromAnyOffsetAsTheWholeLogReads},
 		{"RefusesInvalidArguments", testRefusesInvalidArguments},
 		{"KeepsTasksApart", testKeepsTasksApart},
 		{"Streams100000LinesInOrderWithFlatMemory", testStreamsManyLines},
