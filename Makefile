@@ -196,6 +196,9 @@ FUZZ_TARGETS := \
 	apiserver:FuzzIntegrationItems_matchersAndValuesNeedEveryFieldAndKnownKinds \
 	apiserver:FuzzWebhookMatch_pathsFindWhatWasPutThereAndValuesStayJSON \
 	apiserver:FuzzWebhookAuth_onlyTheRightSignatureOrTokenPasses \
+	apiserver:FuzzOutputJSON_isByteForByteWhatJSONMarshalWrites \
+	internal/jsonw:FuzzAppendString_isByteForByteWhatJSONMarshalWrites \
+	internal/runproto:FuzzBatchJSON_isByteForByteWhatJSONMarshalWrites \
 	internal/backup:FuzzParse_refusesCleanlyOrRoundTrips \
 	internal/versions:FuzzNext_keepsPrefixAndSuffixAndAddsOne \
 	internal/cron:FuzzValidate_neverPanicsAndAgreesWithParse

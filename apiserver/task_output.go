@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bastion-dev/bastion/internal/jsonw"
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
@@ -22,6 +23,28 @@ type outputJSON struct {
 	// Stream is "stderr" on a line the program wrote to its stderr, and
 	// absent on every other, which keeps Semaphore's shape.
 	Stream string `json:"stream,omitempty"`
+}
+
+// appendOutputJSON appends one record of /output to b: the bytes
+// json.Marshal gives for the line's outputJSON, written without reflection
+// (package jsonw says why). A time json.Marshal would refuse goes through
+// json.Marshal itself, for its error.
+func appendOutputJSON(b []byte, taskID int64, l store.Line) ([]byte, error) {
+	start := len(b)
+	b = append(b, `{"task_id":`...)
+	b = strconv.AppendInt(b, taskID, 10)
+	b = append(b, `,"task":"","time":`...)
+	b, ok := jsonw.AppendTime(b, l.Time)
+	if !ok {
+		data, err := json.Marshal(outputJSON{TaskID: taskID, Time: l.Time, Output: l.Output, Stream: l.Stream()})
+		return append(b[:start], data...), err
+	}
+	b = append(b, `,"output":`...)
+	b = jsonw.AppendString(b, l.Output)
+	if l.Stderr {
+		b = append(b, `,"stream":"stderr"`...)
+	}
+	return append(b, '}'), nil
 }
 
 // maxOutputPage bounds ?limit= of /output: a page is held in memory,
@@ -47,7 +70,7 @@ func (s *Server) taskOutput(w http.ResponseWriter, r *http.Request) {
 			if out.lines > 0 {
 				b.WriteByte(',')
 			}
-			data, err := json.Marshal(outputJSON{TaskID: key.TaskID, Time: l.Time, Output: l.Output, Stream: l.Stream()})
+			data, err := appendOutputJSON(b.AvailableBuffer(), key.TaskID, l)
 			if err == nil {
 				_, err = b.Write(data)
 			}

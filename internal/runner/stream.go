@@ -51,6 +51,11 @@ type Streamer struct {
 	wake       chan struct{}
 	lastErr    error
 	echoFailed bool
+	// bodySize is the last batch's size, to size the next one's buffer. The
+	// buffer itself is not reused: the HTTP client may still be reading a
+	// request's body after the reply came (a reply sent before the body
+	// was read).
+	bodySize int
 }
 
 // NewStreamer returns a Streamer for one task with sensible defaults.
@@ -256,10 +261,11 @@ func (s *Streamer) send(ctx context.Context) error {
 	s.flushEcho()
 	s.mu.Unlock()
 
-	body, err := json.Marshal(batch)
+	body, err := batch.AppendJSON(make([]byte, 0, s.bodySize))
 	if err != nil {
 		return err
 	}
+	s.bodySize = len(body)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
 	if err != nil {
 		return err
