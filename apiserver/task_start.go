@@ -133,7 +133,10 @@ func (s *Server) newTask(ctx context.Context, a *projectAccess, req *taskRequest
 		return nil, nil, nil, badRequest(err.Error())
 	}
 	task := &bastionv1.Task{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{bastionv1.LabelTemplate: template.Name}},
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{bastionv1.LabelTemplate: template.Name},
+			// With its id (createObject) and the run's finalizer, as the
+			// reconciler would give them one write later.
+			Finalizers: []string{bastionv1.TaskRunFinalizer}},
 		Spec: bastionv1.TaskSpec{
 			TemplateRef: bastionv1.ObjectRef{Name: template.Name}, Message: strings.TrimSpace(req.Message),
 			Arguments: args, Debug: req.Debug, DryRun: req.DryRun, Diff: req.Diff,

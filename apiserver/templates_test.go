@@ -485,6 +485,64 @@ func TestTemplates_aCreatedTemplateCarriesItsCascadeFinalizerFromItsFirstVersion
 	})
 }
 
+// A task started through the API carries its run's finalizer from its
+// first version, with its id, as the Task reconciler would add both: its
+// first reconcile then goes straight to the run, and the PATCH that added
+// the finalizer is a write saved per task (issue #22, P1). Deleting it
+// before it ran still releases it and lets it go.
+func TestTasks_aStartedTaskCarriesItsRunFinalizerFromItsFirstVersion(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	tpl := p.createTemplate(t, "Run", nil)
+	wc, err := client.NewWithWatch(e.Config, client.Options{Scheme: e.K8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(t.Context(), &bastionv1.TaskList{}, client.InNamespace(p.ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	started := p.startTask(t, map[string]any{"template_id": tpl.ID})
+	p.waitStatus(t, started.ID, bastionv1.TaskStarting)
+	var events []watch.Event
+	for timeout := time.After(10 * time.Second); ; {
+		var ev watch.Event
+		select {
+		case ev = <-w.ResultChan():
+		case <-timeout:
+			t.Fatalf("no watch event showed task %d starting; saw %d events", started.ID, len(events))
+		}
+		task, ok := ev.Object.(*bastionv1.Task)
+		if !ok || task.Labels[bastionv1.LabelID] != ids.Format(started.ID) {
+			continue
+		}
+		events = append(events, ev)
+		if task.Status.Status == bastionv1.TaskStarting {
+			break
+		}
+	}
+	first := events[0].Object.(*bastionv1.Task)
+	if events[0].Type != watch.Added || !slices.Equal(first.Finalizers, []string{bastionv1.TaskRunFinalizer}) {
+		t.Fatalf("the task as created (%s) has finalizers %v, want [%s]", events[0].Type, first.Finalizers, bastionv1.TaskRunFinalizer)
+	}
+	for _, ev := range events[1:] {
+		if fins := ev.Object.(*bastionv1.Task).Finalizers; !slices.Equal(fins, first.Finalizers) {
+			t.Fatalf("the reconciler changed the finalizers to %v before the run started", fins)
+		}
+	}
+
+	name := first.Name
+	if err := e.K8s.Delete(t.Context(), &bastionv1.Task{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, func() (bool, string) {
+		err := e.K8s.Get(t.Context(), client.ObjectKey{Namespace: p.ns, Name: name}, &bastionv1.Task{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("the deleted task is still there (%v)", err)
+	})
+}
+
 // firstEventOf is w's first event about the template with id.
 func firstEventOf(t *testing.T, w watch.Interface, id int64) watch.Event {
 	t.Helper()

@@ -88,7 +88,10 @@ func webhookTask(in *bastionv1.Integration, template *bastionv1.Template, values
 		env[k] = v
 	}
 	task := &bastionv1.Task{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{bastionv1.LabelTemplate: template.Name}},
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{bastionv1.LabelTemplate: template.Name},
+			// With its id (createObject) and the run's finalizer, as the
+			// reconciler would give them one write later.
+			Finalizers: []string{bastionv1.TaskRunFinalizer}},
 		Spec: bastionv1.TaskSpec{
 			TemplateRef:    bastionv1.ObjectRef{Name: template.Name},
 			IntegrationRef: &bastionv1.ObjectRef{Name: in.Name},

@@ -33,7 +33,7 @@ import (
 
 // TaskFinalizer keeps a Task until its run is released (a local process
 // killed, its private files removed).
-const TaskFinalizer = "automation.bastion.dev/task-run"
+const TaskFinalizer = bastionv1.TaskRunFinalizer
 
 // TaskHistoryFinalizer keeps a finished Task until its stored output and
 // summary are deleted with it (unless retention pruned it: see

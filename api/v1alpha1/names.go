@@ -46,6 +46,11 @@ const (
 	// reconciler has dealt with what depends on it (controllers/cascade.go),
 	// whichever door, kubectl or the API, deleted it.
 	CascadeFinalizer = "automation.bastion.dev/cascade"
+	// TaskRunFinalizer keeps a Task until its run is released (a local
+	// process killed, its private files removed). The Task reconciler adds
+	// it to a new task before anything else; the API creates tasks with it
+	// already, which saves that write per task.
+	TaskRunFinalizer = "automation.bastion.dev/task-run"
 )
 
 // NamespacePrefix starts the name of every project namespace, so that a

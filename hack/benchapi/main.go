@@ -97,7 +97,11 @@ func run(ctx context.Context, bin string, keep bool, p plan) (err error) {
 		return err
 	}
 	steps := map[string]func() error{
-		"p1": func() error { return benchStarts(ctx, api, proj, p.reps, p.tasks, dev.cpu) },
+		"p1": func() error {
+			return benchStarts(ctx, api, proj, p.reps, p.tasks, dev.cpu, func(ctx context.Context) (map[string]float64, error) {
+				return apiserverRequests(ctx, filepath.Join(dev.dataDir, "kubeconfig"))
+			})
+		},
 		"p2": func() error { return benchOutput(ctx, api, proj, p.reps, p.lines, dev.cpu) },
 		"p3": func() error { return benchTemplates(ctx, api, proj3, p.templates, p.reads, dev.cpu) },
 		"p3floor": func() error {
