@@ -199,6 +199,7 @@ FUZZ_TARGETS := \
 	apiserver:FuzzOutputJSON_isByteForByteWhatJSONMarshalWrites \
 	internal/jsonw:FuzzAppendString_isByteForByteWhatJSONMarshalWrites \
 	internal/runproto:FuzzBatchJSON_isByteForByteWhatJSONMarshalWrites \
+	internal/runproto:FuzzDecodeBatch_isWhatEncodingJSONReads \
 	internal/backup:FuzzParse_refusesCleanlyOrRoundTrips \
 	internal/versions:FuzzNext_keepsPrefixAndSuffixAndAddsOne \
 	internal/cron:FuzzValidate_neverPanicsAndAgreesWithParse

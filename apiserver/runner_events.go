@@ -1,12 +1,14 @@
 package apiserver
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -225,7 +227,10 @@ func (e *runnerEvents) receive(w http.ResponseWriter, r *http.Request) {
 // answered.
 func readBatch(w http.ResponseWriter, r *http.Request) (runproto.Batch, bool) {
 	var batch runproto.Batch
-	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, runproto.MaxBatchBytes)).Decode(&batch)
+	body, err := readBody(http.MaxBytesReader(w, r.Body, runproto.MaxBatchBytes), r.ContentLength)
+	if err == nil {
+		batch, err = runproto.DecodeBatch(body)
+	}
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -250,6 +255,15 @@ func readBatch(w http.ResponseWriter, r *http.Request) (runproto.Batch, bool) {
 		return batch, false
 	}
 	return batch, true
+}
+
+// readBody reads a body whole, into a buffer of the size it announced
+// (within the cap its reader enforces), so a batch is not copied as the
+// buffer grows.
+func readBody(r io.Reader, announced int64) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(announced, 0), runproto.MaxBatchBytes)+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
 
 // oversizedMessage names the first of the batch's commit hash, commit
