@@ -8,7 +8,8 @@
 //   - P3: 1,000 templates created one after another by one client, then
 //     GET templates on 4 connections;
 //   - P3 floor: as many templates created straight through the
-//     kube-apiserver, as kubectl would (after P3, whose templates it copies).
+//     kube-apiserver, as kubectl would (after P3, whose templates it copies);
+//   - P5: bastion dev's own memory (the manager's) after the runs.
 //
 // It is a benchmark, not a test: it prints figures. `make bench-api` runs it.
 // The dev server is stopped at the end, on failure and on Ctrl-C.
@@ -118,6 +119,11 @@ func run(ctx context.Context, bin string, keep bool, p plan) (err error) {
 			}
 			return err
 		}
+	}
+	// P5: the manager runs inside bastion dev's own process (its etcd and
+	// kube-apiserver are processes of their own, not counted).
+	if rss := rssMiB(dev.cmd.Process.Pid); rss > 0 {
+		fmt.Printf("\nP5: bastion dev's own memory after the runs above (the manager; RSS): %.0f MiB\n", rss)
 	}
 	return nil
 }

@@ -80,3 +80,18 @@ func treeCPU(root int) time.Duration {
 	const clockTicks = 100 // USER_HZ, 100 on every Linux port that runs Go
 	return time.Duration(total) * time.Second / clockTicks
 }
+
+// rssMiB is a process's resident memory (VmRSS) in MiB; 0 if unknown.
+func rssMiB(pid int) float64 {
+	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}

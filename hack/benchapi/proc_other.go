@@ -15,3 +15,6 @@ func runnersUnder(string) []int { return nil }
 
 // treeCPU is not measured off Linux.
 func treeCPU(int) time.Duration { return 0 }
+
+// rssMiB is not measured off Linux.
+func rssMiB(int) float64 { return 0 }
