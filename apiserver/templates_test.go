@@ -458,15 +458,7 @@ func TestTemplates_lastTaskIDIsNullUntilTheTemplateRunsThenNamesItsLastTask(t *t
 func TestTemplates_aCreatedTemplateCarriesItsCascadeFinalizerFromItsFirstVersion(t *testing.T) {
 	e := startEnv(t)
 	p := newTplProject(t, e)
-	wc, err := client.NewWithWatch(e.Config, client.Options{Scheme: e.K8s.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(t.Context(), &bastionv1.TemplateList{}, client.InNamespace(p.ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	w := p.watch(t, &bastionv1.TemplateList{})
 
 	created := p.createTemplate(t, "Finalized", nil)
 	first := firstEventOf(t, w, created.ID)
@@ -494,15 +486,7 @@ func TestTasks_aStartedTaskCarriesItsRunFinalizerFromItsFirstVersion(t *testing.
 	e := startEnv(t)
 	p := newTplProject(t, e)
 	tpl := p.createTemplate(t, "Run", nil)
-	wc, err := client.NewWithWatch(e.Config, client.Options{Scheme: e.K8s.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(t.Context(), &bastionv1.TaskList{}, client.InNamespace(p.ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	w := p.watch(t, &bastionv1.TaskList{})
 
 	started := p.startTask(t, map[string]any{"template_id": tpl.ID})
 	p.waitStatus(t, started.ID, bastionv1.TaskStarting)
@@ -541,6 +525,22 @@ func TestTasks_aStartedTaskCarriesItsRunFinalizerFromItsFirstVersion(t *testing.
 		err := e.K8s.Get(t.Context(), client.ObjectKey{Namespace: p.ns, Name: name}, &bastionv1.Task{})
 		return apierrors.IsNotFound(err), fmt.Sprintf("the deleted task is still there (%v)", err)
 	})
+}
+
+// watch opens a watch of the project's objects of a kind, stopped when the
+// test ends.
+func (p *tplProject) watch(t *testing.T, list client.ObjectList) watch.Interface {
+	t.Helper()
+	wc, err := client.NewWithWatch(p.e.Config, client.Options{Scheme: p.e.K8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(t.Context(), list, client.InNamespace(p.ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return w
 }
 
 // firstEventOf is w's first event about the template with id.

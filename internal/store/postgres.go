@@ -116,6 +116,7 @@ func (s *postgresStore) AppendLines(ctx context.Context, task TaskKey, lines []L
 	}
 	var kept *LinesStored
 	var stored LinesStored
+	mark := s.tail.mark()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		before, after, err := s.appendTx(ctx, tx, task, sorted)
 		r, ok := advanced(task, before, after, sorted)
@@ -138,7 +139,7 @@ func (s *postgresStore) AppendLines(ctx context.Context, task TaskKey, lines []L
 		return s.failTask("append lines", task, err)
 	}
 	if stored.To > 0 {
-		s.tail.add(stored)
+		s.tail.add(stored, mark)
 	}
 	return nil
 }

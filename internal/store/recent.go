@@ -23,6 +23,11 @@ type recentLines struct {
 	tasks map[TaskKey]*recentTask
 	held  int    // bytes of output held, all tasks
 	clock uint64 // counts adds, to find the least recently added task
+	// deletes counts DeleteTask calls. An append takes a mark of it
+	// before its transaction and adds its lines only if no delete ended
+	// since: a delete that committed between an append's commit and its
+	// add must not leave the deleted lines here.
+	deletes uint64
 }
 
 // recentTask is one task's window: lines[0].Seq up to its last, no Seq
@@ -44,15 +49,23 @@ const (
 	recentMaxTasks     = 64
 )
 
-// add records a committed advance of a task's watermark. Only a report
-// carrying its lines (this process stored From+1..To in one piece) can
-// extend a window, and only the window that ends at From; any other starts
-// the task's window afresh at the report's lines, or drops it.
-func (r *recentLines) add(rep LinesStored) {
+// mark is taken before an append's transaction and handed to add.
+func (r *recentLines) mark() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.deletes
+}
+
+// add records a committed advance of a task's watermark, made by an append
+// that took mark before its transaction. Only a report carrying its lines
+// (this process stored From+1..To in one piece) can extend a window, and
+// only the window that ends at From; any other starts the task's window
+// afresh at the report's lines, or drops it, as does a delete since mark.
+func (r *recentLines) add(rep LinesStored, mark uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := r.tasks[rep.Task]
-	if len(rep.Lines) == 0 || int64(len(rep.Lines)) != rep.To-rep.From {
+	if len(rep.Lines) == 0 || int64(len(rep.Lines)) != rep.To-rep.From || mark != r.deletes {
 		r.dropLocked(rep.Task)
 		return
 	}
@@ -103,10 +116,12 @@ func (r *recentLines) oldestLocked() TaskKey {
 	return oldest
 }
 
-// drop forgets a task, whose lines are being deleted.
-func (r *recentLines) drop(task TaskKey) {
+// deleted forgets a task whose lines were just deleted, and keeps any
+// append under way from adding lines it committed before the delete.
+func (r *recentLines) deleted(task TaskKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.deletes++
 	r.dropLocked(task)
 }
 

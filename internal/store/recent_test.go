@@ -39,25 +39,25 @@ func checkWindow(t *testing.T, r *recentLines, task TaskKey, first, last int64) 
 func TestRecentLines_growsOnlyFromItsLastLineAndStartsAfreshOtherwise(t *testing.T) {
 	var r recentLines
 	a, b := TaskKey{ProjectID: 1, TaskID: 1}, TaskKey{ProjectID: 1, TaskID: 2}
-	r.add(recentReport(a, 0, 100, "x"))
-	r.add(recentReport(a, 100, 150, "x"))
+	r.add(recentReport(a, 0, 100, "x"), r.mark())
+	r.add(recentReport(a, 100, 150, "x"), r.mark())
 	checkWindow(t, &r, a, 1, 150)
 	// Lines another replica stored, or a gap filled: the report has no
 	// lines, and the window, no longer the task's latest, goes.
-	r.add(LinesStored{Task: a, From: 150, To: 160})
+	r.add(LinesStored{Task: a, From: 150, To: 160}, r.mark())
 	checkWindow(t, &r, a, 1, 0)
-	r.add(recentReport(a, 160, 170, "x"))
+	r.add(recentReport(a, 160, 170, "x"), r.mark())
 	checkWindow(t, &r, a, 161, 170)
 	// A report that does not continue the window replaces it.
-	r.add(recentReport(a, 200, 210, "x"))
+	r.add(recentReport(a, 200, 210, "x"), r.mark())
 	checkWindow(t, &r, a, 201, 210)
 	// A report whose lines do not fill its range is not kept.
 	short := recentReport(a, 210, 220, "x")
 	short.Lines = short.Lines[:5]
-	r.add(short)
+	r.add(short, r.mark())
 	checkWindow(t, &r, a, 1, 0)
-	r.add(recentReport(b, 0, 3, "y"))
-	r.drop(b)
+	r.add(recentReport(b, 0, 3, "y"), r.mark())
+	r.deleted(b)
 	checkWindow(t, &r, b, 1, 0)
 	if r.held != 0 {
 		t.Errorf("%d bytes counted with no window left", r.held)
@@ -68,19 +68,19 @@ func TestRecentLines_boundsItsLinesBytesAndTasks(t *testing.T) {
 	var r recentLines
 	a := TaskKey{ProjectID: 1, TaskID: 1}
 	for from := int64(0); from < 20_000; from += 1000 {
-		r.add(recentReport(a, from, from+1000, "x"))
+		r.add(recentReport(a, from, from+1000, "x"), r.mark())
 	}
 	checkWindow(t, &r, a, 20_000-recentMaxLines+1, 20_000)
 
 	// Long lines: a task keeps at most recentMaxTaskBytes of them.
 	long := strings.Repeat("L", 1<<20)
-	r.add(recentReport(a, 20_000, 20_010, long))
+	r.add(recentReport(a, 20_000, 20_010, long), r.mark())
 	checkWindow(t, &r, a, int64(20_010-recentMaxTaskBytes/len(long)+1), 20_010)
 
 	// All tasks together keep at most recentMaxBytes, dropping the tasks
 	// added to least recently; and at most recentMaxTasks tasks.
 	for id := int64(2); id <= 20; id++ {
-		r.add(recentReport(TaskKey{ProjectID: 1, TaskID: id}, 0, 3, long))
+		r.add(recentReport(TaskKey{ProjectID: 1, TaskID: id}, 0, 3, long), r.mark())
 	}
 	if r.held > recentMaxBytes {
 		t.Fatalf("%d bytes held, over %d", r.held, recentMaxBytes)
@@ -88,7 +88,7 @@ func TestRecentLines_boundsItsLinesBytesAndTasks(t *testing.T) {
 	checkWindow(t, &r, a, 1, 0)
 	checkWindow(t, &r, TaskKey{ProjectID: 1, TaskID: 20}, 1, 3)
 	for id := int64(100); id < 100+2*recentMaxTasks; id++ {
-		r.add(recentReport(TaskKey{ProjectID: 2, TaskID: id}, 0, 1, "x"))
+		r.add(recentReport(TaskKey{ProjectID: 2, TaskID: id}, 0, 1, "x"), r.mark())
 	}
 	if len(r.tasks) != recentMaxTasks {
 		t.Fatalf("%d tasks held, want %d", len(r.tasks), recentMaxTasks)
@@ -109,14 +109,33 @@ func TestRecentLines_boundsItsLinesBytesAndTasks(t *testing.T) {
 func TestRecentLines_aReadersLinesAreItsOwn(t *testing.T) {
 	var r recentLines
 	a := TaskKey{ProjectID: 1, TaskID: 1}
-	r.add(recentReport(a, 0, 10, "before"))
+	r.add(recentReport(a, 0, 10, "before"), r.mark())
 	got, _ := r.after(a, 0, 10)
 	for from := int64(10); from < 3*recentMaxLines; from += 10 {
-		r.add(recentReport(a, from, from+10, "after"))
+		r.add(recentReport(a, from, from+10, "after"), r.mark())
 	}
 	for _, l := range got {
 		if l.Output != "before" {
 			t.Fatalf("a line handed out earlier now reads %q", l.Output)
 		}
 	}
+}
+
+// TestRecentLines_aDeleteBetweenAnAppendsCommitAndItsAddWins: an append
+// that committed before a delete of any task finished, and adds its lines
+// only after, adds nothing; one that begins after the delete does.
+func TestRecentLines_aDeleteBetweenAnAppendsCommitAndItsAddWins(t *testing.T) {
+	var r recentLines
+	a, b := TaskKey{ProjectID: 1, TaskID: 1}, TaskKey{ProjectID: 1, TaskID: 2}
+	r.add(recentReport(a, 0, 10, "x"), r.mark())
+	mark := r.mark() // the next append of a begins
+	r.deleted(a)     // a delete of a ends before that append's add
+	r.add(recentReport(a, 10, 20, "x"), mark)
+	checkWindow(t, &r, a, 1, 0)
+	mark = r.mark()
+	r.deleted(b) // a delete of another task: the add is skipped all the same
+	r.add(recentReport(a, 0, 5, "y"), mark)
+	checkWindow(t, &r, a, 1, 0)
+	r.add(recentReport(a, 0, 5, "y"), r.mark())
+	checkWindow(t, &r, a, 1, 5)
 }

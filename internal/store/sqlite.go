@@ -157,6 +157,7 @@ func (s *sqliteStore) AppendLines(ctx context.Context, task TaskKey, lines []Lin
 	if err != nil || len(sorted) == 0 {
 		return err
 	}
+	mark := s.tail.mark()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.failTask("append lines", task, err)
@@ -170,7 +171,7 @@ func (s *sqliteStore) AppendLines(ctx context.Context, task TaskKey, lines []Lin
 		return s.failTask("append lines: commit", task, err)
 	}
 	if r, ok := advanced(task, before, after, sorted); ok {
-		s.tail.add(r)
+		s.tail.add(r, mark)
 		s.feed.publish(r)
 	}
 	return nil

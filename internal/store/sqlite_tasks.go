@@ -131,7 +131,7 @@ func (s *sqliteStore) DeleteTask(ctx context.Context, task TaskKey) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	defer s.tail.drop(task) // once the lines are gone, not before
+	defer s.tail.deleted(task) // once the lines are gone, not before
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.failTask("delete", task, err)
