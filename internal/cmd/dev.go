@@ -73,9 +73,6 @@ func defaultAssetsDir() string {
 	return controlplane.DefaultAssetsDir()
 }
 
-// runDev runs the whole product on a local control plane: etcd and
-// kube-apiserver, the CRDs, the controllers, the API and the console. Its
-// state lives in the data dir, so a restart keeps projects and users.
 // DevGOGC is the garbage collector's setting of `bastion dev`'s own
 // process, the manager, unless GOGC is set. A task printing fast allocates
 // in the manager per line (the batch's strings, the store's arguments);
@@ -94,6 +91,9 @@ func setDevGOGC() {
 	}
 }
 
+// runDev runs the whole product on a local control plane: etcd and
+// kube-apiserver, the CRDs, the controllers, the API and the console. Its
+// state lives in the data dir, so a restart keeps projects and users.
 func runDev(args []string, stdout, stderr io.Writer) error {
 	opts := devOptions{}
 	fs := newFlagSet("dev", stderr)

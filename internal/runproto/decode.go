@@ -34,7 +34,10 @@ func readLinesOnly(data []byte) ([]Line, bool) {
 	if !r.lit(`{"lines":[`) {
 		return nil, false
 	}
-	lines := make([]Line, 0, bytes.Count(data, []byte(`{"seq":`)))
+	// As many lines as the body could hold: each line read here takes at
+	// least minLineBytes, so a body of nothing but `{"seq":` does not
+	// make a slice nine times its size before it is refused.
+	lines := make([]Line, 0, min(bytes.Count(data, []byte(`{"seq":`)), len(data)/minLineBytes))
 	for {
 		var l Line
 		if !r.lit(`{"seq":`) || !r.int(&l.Seq) || !r.lit(`,"time":`) {
@@ -60,6 +63,11 @@ func readLinesOnly(data []byte) ([]Line, bool) {
 		}
 	}
 }
+
+// minLineBytes is the shortest line readLinesOnly reads:
+// {"seq":0,"time":"0000-01-01T00:00:00Z","output":""} and a comma or the
+// batch's end.
+const minLineBytes = len(`{"seq":0,"time":"0000-01-01T00:00:00Z","output":""},`)
 
 type reader struct {
 	data []byte

@@ -237,6 +237,29 @@ func advanced(task TaskKey, before, after watermark, sorted []Line) (r LinesStor
 // "origin project task from to", all but origin decimal integers.
 const feedChannel = "bastion_lines"
 
+// deleteChannel is the PostgreSQL channel on which a store says it deleted
+// a task's lines, so that every other replica forgets the lines it keeps
+// of that task (recentLines). Its payload: "origin project task".
+const deleteChannel = "bastion_task_deletes"
+
+func deletePayload(origin string, task TaskKey) string {
+	return fmt.Sprintf("%s %d %d", origin, task.ProjectID, task.TaskID)
+}
+
+// parseDelete reads a delete notification's payload.
+func parseDelete(payload string) (task TaskKey, origin string, ok bool) {
+	f := strings.Fields(payload)
+	if len(f) != 3 {
+		return task, "", false
+	}
+	p, err1 := strconv.ParseInt(f[1], 10, 64)
+	t, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil || p < 1 || t < 1 {
+		return task, "", false
+	}
+	return TaskKey{ProjectID: p, TaskID: t}, f[0], true
+}
+
 func notificationPayload(origin string, r LinesStored) string {
 	return fmt.Sprintf("%s %d %d %d %d", origin, r.Task.ProjectID, r.Task.TaskID, r.From, r.To)
 }

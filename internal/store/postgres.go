@@ -234,7 +234,17 @@ func (s *postgresStore) LastSeq(ctx context.Context, task TaskKey) (int64, error
 	return last, nil
 }
 
-func (s *postgresStore) recent() *recentLines { return &s.tail }
+// recent is the store's window of lines while the line feed is live, and
+// none otherwise: another replica's delete of a task is heard only
+// through the feed's connection (deleteChannel), so while it is down a
+// window could hold deleted lines. The window is emptied whenever the
+// feed connects again.
+func (s *postgresStore) recent() *recentLines {
+	if !s.feed.isLive() {
+		return nil
+	}
+	return &s.tail
+}
 
 func (s *postgresStore) Lines(ctx context.Context, task TaskKey, offset, limit int) ([]Line, error) {
 	return pageLines(ctx, s, task, offset, limit)

@@ -134,16 +134,23 @@ func (s *postgresStore) listenOnce(ctx context.Context, connected func()) error 
 		defer cancel()
 		conn.Close(closing)
 	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+feedChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+feedChannel+"; LISTEN "+deleteChannel); err != nil {
 		return err
 	}
 	connected()
+	// Deletes by other replicas went unheard until now: the lines kept
+	// from before are not trusted (recentLines, postgresStore.recent).
+	s.tail.reset()
 	s.feed.setLive(true)
 	for {
 		wait, cancel := context.WithTimeout(ctx, listenCheck)
 		n, err := conn.WaitForNotification(wait)
 		cancel()
 		switch {
+		case err == nil && n.Channel == deleteChannel:
+			if task, origin, ok := parseDelete(n.Payload); ok && origin != s.origin {
+				s.tail.deleted(task)
+			}
 		case err == nil:
 			if r, origin, ok := parseNotification(n.Payload); ok {
 				if origin == s.origin {

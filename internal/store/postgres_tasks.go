@@ -135,6 +135,11 @@ func (s *postgresStore) DeleteTask(ctx context.Context, task TaskKey) error {
 				return fmt.Errorf("delete from %s: %w", table, err)
 			}
 		}
+		// Delivered once the delete commits: the other replicas forget
+		// the lines they keep of the task.
+		if _, err := tx.Exec(ctx, "SELECT pg_notify('"+deleteChannel+"', $1)", deletePayload(s.origin, task)); err != nil {
+			return fmt.Errorf("notify the delete: %w", err)
+		}
 		return nil
 	})
 	if err != nil {

@@ -335,3 +335,55 @@ func TestPostgres_anyRoleOfTheDatabaseCanReachTheFeed(t *testing.T) {
 	}
 	checkReport(t, f.Next(t), store.TaskKey{ProjectID: 4, TaskID: 9}, 1000000, 1000001, 0)
 }
+
+// Replicas keep the lines they stored last (to answer a follower from
+// memory): a task another replica deletes is forgotten by every replica,
+// which then answers what the database holds, the lines of a new run
+// under the same key included. A replica whose line feed is down answers
+// from the database alone.
+func TestPostgres_aTaskDeletedByAnotherReplicaIsForgottenByAll(t *testing.T) {
+	dsn := store.PostgresServer(t).NewDatabase(t)
+	a, b := mustOpen(t, dsn), mustOpen(t, dsn)
+	fa, fb := storetest.Watch(t, a), storetest.Watch(t, b)
+	fa.WaitCatchUp(t)
+	fb.WaitCatchUp(t)
+	key := store.TaskKey{ProjectID: 3, TaskID: 7}
+	texts := func(s store.Store) []string {
+		t.Helper()
+		ls, err := s.Lines(t.Context(), key, 2, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range ls {
+			out = append(out, l.Output)
+		}
+		return out
+	}
+	run := func(text string) []store.Line {
+		ls := mkLines(1, 10)
+		for i := range ls {
+			ls[i].Output = fmt.Sprintf("%s %d", text, ls[i].Seq)
+		}
+		return ls
+	}
+
+	appendEventually(t, a, key, run("old"))
+	if got := texts(a); len(got) != 8 || got[0] != "old 3" {
+		t.Fatalf("a answers %q before the delete", got)
+	}
+	if err := b.DeleteTask(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(texts(a)) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after b deleted the task, a still answers %q", texts(a))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	appendEventually(t, b, key, run("new"))
+	if got, want := texts(a), texts(b); !slices.Equal(got, want) || len(got) != 8 || got[0] != "new 3" {
+		t.Fatalf("after a new run through b, a answers %q and b %q", got, want)
+	}
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"slices"
 	"sync"
+	"unsafe"
 )
 
 // recentLines keeps, for the tasks whose lines this process is storing, the
@@ -21,7 +22,7 @@ import (
 type recentLines struct {
 	mu    sync.Mutex
 	tasks map[TaskKey]*recentTask
-	held  int    // bytes of output held, all tasks
+	held  int    // bytes held (lineCost), all tasks
 	clock uint64 // counts adds, to find the least recently added task
 	// deletes counts DeleteTask calls. An append takes a mark of it
 	// before its transaction and adds its lines only if no delete ended
@@ -40,8 +41,9 @@ type recentTask struct {
 
 // The window's bounds. A reader polling every few milliseconds is a few
 // batches behind at most; 8,192 lines is eight of the runner's batches of
-// 1,000. The byte bounds keep long lines from holding much: at most 4 MiB
-// a task and 32 MiB in all, at most 64 tasks.
+// 1,000. The byte bounds (each line's text and the Line itself) keep long
+// lines from holding much: at most 4 MiB a task and 32 MiB in all, at
+// most 64 tasks.
 const (
 	recentMaxLines     = 8192
 	recentMaxTaskBytes = 4 << 20
@@ -55,6 +57,10 @@ func (r *recentLines) mark() uint64 {
 	defer r.mu.Unlock()
 	return r.deletes
 }
+
+// lineCost is what a line held costs: its text and the Line itself. (The
+// slice's spare capacity, at most as much again, is not counted.)
+func lineCost(l Line) int { return len(l.Output) + int(unsafe.Sizeof(l)) }
 
 // add records a committed advance of a task's watermark, made by an append
 // that took mark before its transaction. Only a report carrying its lines
@@ -81,15 +87,15 @@ func (r *recentLines) add(rep LinesStored, mark uint64) {
 	t.added = r.clock
 	t.lines = append(t.lines, rep.Lines...)
 	for _, l := range rep.Lines {
-		t.held += len(l.Output)
-		r.held += len(l.Output)
+		t.held += lineCost(l)
+		r.held += lineCost(l)
 	}
 	// Trim the oldest lines of this task first, then whole tasks, the
 	// least recently added first.
 	cut := 0
 	for len(t.lines)-cut > recentMaxLines || (t.held > recentMaxTaskBytes && cut < len(t.lines)) {
-		t.held -= len(t.lines[cut].Output)
-		r.held -= len(t.lines[cut].Output)
+		t.held -= lineCost(t.lines[cut])
+		r.held -= lineCost(t.lines[cut])
 		cut++
 	}
 	// Cleared before the reslice so that the dropped lines' text is freed
@@ -125,6 +131,14 @@ func (r *recentLines) deleted(task TaskKey) {
 	r.dropLocked(task)
 }
 
+// reset forgets every task, and keeps appends under way from adding.
+func (r *recentLines) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.deletes++
+	r.tasks, r.held = nil, 0
+}
+
 func (r *recentLines) dropLocked(task TaskKey) {
 	if t := r.tasks[task]; t != nil {
 		r.held -= t.held
@@ -136,6 +150,9 @@ func (r *recentLines) dropLocked(task TaskKey) {
 // the window holds them, and whether it held Seq after+1 at all. The lines
 // are a copy.
 func (r *recentLines) after(task TaskKey, after int64, limit int) ([]Line, bool) {
+	if r == nil {
+		return nil, false // a store whose window is not to be trusted now
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := r.tasks[task]
@@ -147,5 +164,9 @@ func (r *recentLines) after(task TaskKey, after int64, limit int) ([]Line, bool)
 		return nil, false
 	}
 	from := int(after + 1 - first)
-	return slices.Clone(t.lines[from:min(len(t.lines), from+limit)]), true
+	end := len(t.lines)
+	if limit < end-from { // not from+limit, which a huge limit overflows
+		end = from + limit
+	}
+	return slices.Clone(t.lines[from:end]), true
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -75,7 +76,10 @@ func TestRecentLines_boundsItsLinesBytesAndTasks(t *testing.T) {
 	// Long lines: a task keeps at most recentMaxTaskBytes of them.
 	long := strings.Repeat("L", 1<<20)
 	r.add(recentReport(a, 20_000, 20_010, long), r.mark())
-	checkWindow(t, &r, a, int64(20_010-recentMaxTaskBytes/len(long)+1), 20_010)
+	checkWindow(t, &r, a, int64(20_010-recentMaxTaskBytes/lineCost(Line{Output: long})+1), 20_010)
+	if r.tasks[a].held > recentMaxTaskBytes {
+		t.Fatalf("the task holds %d bytes, over %d", r.tasks[a].held, recentMaxTaskBytes)
+	}
 
 	// All tasks together keep at most recentMaxBytes, dropping the tasks
 	// added to least recently; and at most recentMaxTasks tasks.
@@ -98,11 +102,29 @@ func TestRecentLines_boundsItsLinesBytesAndTasks(t *testing.T) {
 	held := 0
 	for _, w := range r.tasks {
 		for _, l := range w.lines {
-			held += len(l.Output)
+			held += lineCost(l)
 		}
 	}
 	if held != r.held {
 		t.Fatalf("the count of bytes held is %d, the lines hold %d", r.held, held)
+	}
+}
+
+// TestRecentLines_answersAnyLimit: a limit far past the window, up to
+// the largest int, gives the window's lines from the offset on.
+func TestRecentLines_answersAnyLimit(t *testing.T) {
+	var r recentLines
+	a := TaskKey{ProjectID: 1, TaskID: 1}
+	r.add(recentReport(a, 0, 10, "x"), r.mark())
+	for _, limit := range []int{1, 9, 10, 1 << 40, math.MaxInt} {
+		got, ok := r.after(a, 1, limit)
+		if want := min(limit, 9); !ok || len(got) != want || got[0].Seq != 2 {
+			t.Fatalf("after(1, %d) gave %d lines (%v), want %d from Seq 2", limit, len(got), ok, want)
+		}
+	}
+	var none *recentLines // a store whose window is not trusted
+	if _, ok := none.after(a, 1, 1); ok {
+		t.Fatal("no window answered")
 	}
 }
 

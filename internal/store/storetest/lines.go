@@ -336,6 +336,9 @@ func testKeepsStreams(t *testing.T, s store.Store) {
 // database: in order, across a gap and its filling, resends, a second task,
 // stderr lines, and after the task is deleted.
 func testPagesFromAnyOffsetAsTheWholeLogReads(t *testing.T, s store.Store) {
+	// A live line feed, as the manager always has: PostgreSQL answers from
+	// its recent lines only then.
+	Watch(t, s).WaitCatchUp(t)
 	other := store.TaskKey{ProjectID: 1, TaskID: 2}
 	mixed := func(from, to int64) []store.Line {
 		ls := lines(from, to)
