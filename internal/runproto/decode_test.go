@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,22 @@ func FuzzDecodeBatch_isWhatEncodingJSONReads(f *testing.F) {
 		`{"lines":[{"seq":1,"time":"2026-01-02T03:04:05Z","output":"\u0000\/\"","stream":"\u0073tderr"}]}`,
 		`{"lines":[{"seq":1,"time":"2026-01-02T03:04:05Z","output":"a","stream":"x","seq":2}]}`,
 		`{"lines":[],"phase":"running"}`, `{"lines":[{"seq":1,"time":null,"output":"a"}]}`, `{"LINES":[{"SEQ":1}]}`,
+		`{"lines":[{"seq":-9223372036854775808,"time":"2026-01-02T03:04:05Z","output":"x"}]}`,
+		`{"lines":[{"seq":9223372036854775807,"time":"2026-01-02T03:04:05Z","output":"x"}]}`,
+		`{"lines":[{"seq":9999999999999999999,"time":"2026-01-02T03:04:05Z","output":"x"}]}`,
+		`{"lines":[{"seq":1,"time":"2026-01-02T03:04:05.123456789123Z","output":"x"}]}`,
+		`{"lines":[{"seq":1,"time":"2026-01-02T03:04:05+23:59","output":"x"}]}`,
+		`{"lines":[{"seq":1,"time":"2026-01-02t03:04:05z","output":"x"}]}`,
+		`{"lines":[{"seq":1,"time":"0000-01-01T00:00:00+01:00","output":"x"}]}`,
+		`{"lines":[{"seq":1,"time":"2026-01-02T03:04:05Z","output":"\u0000\uFFFF\uffFe\u00e9\/"}]}`,
+		`{"lines":[{"seq":1,"time":"2026-01-02T03:04:05Z","output":"\u12"}]}`,
+		`{"lines":[{"seq":1,"time":"2026-01-02T03:04:05Z","output":"a\"}]}`,
+		`{"lines":[{"seq":1,"time":"2026-01-02T03:04:05Z","output":"` + "\x7f\xef\xbf\xbd" + `"}]}`,
+		`{"lines":[{"seq":1,"time":"2026-01-02T03:04:05Z","output":"x","stream":""}]}`,
+		`{"lines":[{"seq":1,"time":"2026-01-02T03:04:05Z","output":"x"}],"lines":[{"seq":2,"time":"2026-01-02T03:04:05Z","output":"y"}]}`,
+		`{"lines":[{"seq":1,"time":"2026-01-02T03:04:05Z","output":"x"}]}` + "\n",
+		`{"lines":[{"seq":1,"time":"2026-01-02T03:04:05Z","output":"x"},]}`,
+		`{"lines":[{"seq":1,"time":"2026-01-02T03:04:05Z","output":"x"}]`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -84,6 +101,77 @@ func TestDecodeBatch_readsTheRunnersBatchesByHand(t *testing.T) {
 			t.Fatalf("read by hand, with more than lines:\n%s", body)
 		}
 		checkDecode(t, body)
+	}
+}
+
+// TestDecodeBatch_readsBodiesOfEdgeTokensAsEncodingJSONDoes: bodies built
+// at random from the tokens where a hand-written reader goes wrong
+// (integers at int64's edges and not quite integers, times at the edges of
+// RFC 3339 and past them, every escape, surrogates alone and paired,
+// invalid UTF-8, control characters), each checked against encoding/json.
+func TestDecodeBatch_readsBodiesOfEdgeTokensAsEncodingJSONDoes(t *testing.T) {
+	seqs := []string{"0", "-0", "1", "-1", "01", "1.0", "1e2", "9223372036854775807", "9223372036854775808",
+		"-9223372036854775808", "-9223372036854775809", "18446744073709551615", "99999999999999999999", "-", "", "00", " 1", "1 "}
+	times := []string{`"2026-01-02T03:04:05Z"`, `"2026-01-02T03:04:05.000000001+23:59"`, `"2026-01-02T03:04:05-00:00"`,
+		`"2026-01-02T03:04:05+24:00"`, `"0000-01-01T00:00:00Z"`, `"9999-12-31T23:59:59.999999999-23:59"`, `"2026-02-30T00:00:00Z"`,
+		`"2026-01-02T03:04:05,5Z"`, `null`, `"2026-01-02 03:04:05Z"`, `"2026-01-02T03:04:05Z\u0000"`, `"2026-01-02T24:00:00Z"`}
+	pieces := []string{"a", "é", `\n`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\t`, `\u0041`, `\u00e9`, `\uD800`, `\udc00`,
+		`\ud83d\ude00`, `\uFFFF`, `\u0000`, `\u12G4`, `\x`, "\x7f", "\xff", "\xc3", "\xe2\x82\xac", "\xed\xa0\x80", "\t", `\`, `\u`, "<", "\u2028"}
+	rng := rand.New(rand.NewPCG(7, 8))
+	str := func() string {
+		var b strings.Builder
+		b.WriteByte('"')
+		for range rng.IntN(5) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		return b.String() + `"`
+	}
+	byHand := 0
+	for range 30_000 {
+		var b strings.Builder
+		b.WriteString(`{"lines":[`)
+		for j := range 1 + rng.IntN(3) {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			tm := times[0]
+			if rng.IntN(4) == 0 {
+				tm = times[rng.IntN(len(times))]
+			}
+			b.WriteString(`{"seq":` + seqs[rng.IntN(len(seqs))] + `,"time":` + tm + `,"output":` + str())
+			if rng.IntN(2) == 0 {
+				b.WriteString(`,"stream":` + str())
+			}
+			b.WriteByte('}')
+		}
+		body := []byte(b.String() + `]}`)
+		if _, ok := readLinesOnly(body); ok {
+			byHand++
+		}
+		checkDecode(t, body)
+	}
+	if byHand == 0 {
+		t.Fatal("no body was read by hand: the test checks only encoding/json against itself")
+	}
+}
+
+// TestDecodeBatch_aBodyOfLineOpeningsAllocatesAtMostTwiceItsSize: the
+// slice is sized by what the body can hold (a Line takes about what its
+// shortest JSON does), not by how many lines the body seems to open, which
+// made nine times the body's size.
+func TestDecodeBatch_aBodyOfLineOpeningsAllocatesAtMostTwiceItsSize(t *testing.T) {
+	body := []byte(`{"lines":[` + strings.Repeat(`{"seq":`, (MaxBatchBytes-16)/7))
+	allocs := testing.AllocsPerRun(1, func() {
+		if _, ok := readLinesOnly(body); ok {
+			t.Fatal("read by hand")
+		}
+	})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	readLinesOnly(body)
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 2*uint64(len(body)) || allocs > 2 {
+		t.Fatalf("refusing a %d-byte body allocated %d bytes in %.0f allocations", len(body), grew, allocs)
 	}
 }
 
