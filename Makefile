@@ -232,7 +232,7 @@ bench-dispatch: envtest-assets ## Dispatch rate: 1,000 Tasks to Jobs through the
 	go test ./controllers -run '^$$' -bench BenchmarkTaskDispatch -benchtime 1x -count 3 -timeout 30m
 
 .PHONY: bench-api
-bench-api: envtest-assets $(BASTION) ## P1, P2, P3 of issue 22 through /api on a throwaway `bastion dev` (docs/benchmarks.md).
+bench-api: envtest-assets $(BASTION) ## P1, P2, P3 and P5 of issue 22 through /api on a throwaway `bastion dev` (docs/benchmarks.md).
 	go run ./hack/benchapi -bastion $(BASTION)
 
 ##@ Soak (issue 11: the long versions of the reliability tests)
