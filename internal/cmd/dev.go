@@ -77,8 +77,9 @@ func defaultAssetsDir() string {
 // process, the manager, unless GOGC is set. A task printing fast allocates
 // in the manager per line (the batch's strings, the store's arguments);
 // at Go's default, collecting took a seventh of the manager's CPU during
-// P2, and collecting half as often took a tenth off P2 for about 10 MiB
-// more memory (docs/benchmarks.md, "Third round"). The embedded plane has
+// P2, and collecting half as often took a tenth off P2, for a larger heap:
+// P5, the manager's memory after P1 to P3, went from 88 to 115 MiB
+// (docs/benchmarks.md, "Third round"). The embedded plane has
 // its own setting (controlplane.PlaneGOGC). A manager in a cluster keeps
 // Go's default: it runs under a memory limit.
 const DevGOGC = 200
