@@ -86,7 +86,7 @@ func waitFeedListeners(t *testing.T, h *haCluster, n int) {
 	eventually(t, 30*time.Second, fmt.Sprintf("%d line feed listeners", n), func() error {
 		var got int
 		err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
-			WHERE application_name = 'bastion line feed' AND query = 'LISTEN bastion_lines'`).Scan(&got)
+			WHERE application_name = 'bastion line feed' AND query LIKE 'LISTEN bastion_lines;%'`).Scan(&got)
 		if err == nil && got != n {
 			err = fmt.Errorf("%d listen", got)
 		}
