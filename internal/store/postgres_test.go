@@ -126,11 +126,7 @@ func TestPostgres_refusesASchemaFromANewerBastion(t *testing.T) {
 // notification comes back. The notification names the task and the
 // range and nothing of the lines.
 func TestPostgres_feedReachesOtherReplicas(t *testing.T) {
-	dsn := store.PostgresServer(t).NewDatabase(t)
-	a, b := mustOpen(t, dsn), mustOpen(t, dsn)
-	fa, fb := storetest.Watch(t, a), storetest.Watch(t, b)
-	fa.WaitCatchUp(t)
-	fb.WaitCatchUp(t)
+	dsn, a, b, fa, fb := liveReplicas(t)
 	raw := listen(t, dsn)
 
 	key := store.TaskKey{ProjectID: 4, TaskID: 9}
@@ -336,17 +332,24 @@ func TestPostgres_anyRoleOfTheDatabaseCanReachTheFeed(t *testing.T) {
 	checkReport(t, f.Next(t), store.TaskKey{ProjectID: 4, TaskID: 9}, 1000000, 1000001, 0)
 }
 
+// liveReplicas opens two stores on one new database, as two replicas,
+// each with its line feed live.
+func liveReplicas(t *testing.T) (dsn string, a, b store.Store, fa, fb *storetest.Feed) {
+	t.Helper()
+	dsn = store.PostgresServer(t).NewDatabase(t)
+	a, b = mustOpen(t, dsn), mustOpen(t, dsn)
+	fa, fb = storetest.Watch(t, a), storetest.Watch(t, b)
+	fa.WaitCatchUp(t)
+	fb.WaitCatchUp(t)
+	return dsn, a, b, fa, fb
+}
+
 // Replicas keep the lines they stored last (to answer a follower from
 // memory): a task another replica deletes is forgotten by every replica,
 // which then answers what the database holds, the lines of a new run
-// under the same key included. A replica whose line feed is down answers
-// from the database alone.
+// under the same key included.
 func TestPostgres_aTaskDeletedByAnotherReplicaIsForgottenByAll(t *testing.T) {
-	dsn := store.PostgresServer(t).NewDatabase(t)
-	a, b := mustOpen(t, dsn), mustOpen(t, dsn)
-	fa, fb := storetest.Watch(t, a), storetest.Watch(t, b)
-	fa.WaitCatchUp(t)
-	fb.WaitCatchUp(t)
+	_, a, b, _, _ := liveReplicas(t)
 	key := store.TaskKey{ProjectID: 3, TaskID: 7}
 	texts := func(s store.Store) []string {
 		t.Helper()
@@ -385,5 +388,50 @@ func TestPostgres_aTaskDeletedByAnotherReplicaIsForgottenByAll(t *testing.T) {
 	appendEventually(t, b, key, run("new"))
 	if got, want := texts(a), texts(b); !slices.Equal(got, want) || len(got) != 8 || got[0] != "new 3" {
 		t.Fatalf("after a new run through b, a answers %q and b %q", got, want)
+	}
+}
+
+// A replica hears other replicas' deletes only through its line feed, so
+// it answers from the lines it keeps only while the feed is live, and
+// forgets them when the feed connects. Seen by deleting the rows behind
+// the store's back: while answers come from the database, the lines are
+// gone; once they come from memory, they are not.
+func TestPostgres_aReplicaAnswersFromMemoryOnlyWhileItsFeedIsLive(t *testing.T) {
+	dsn := store.PostgresServer(t).NewDatabase(t)
+	s := mustOpen(t, dsn)
+	raw, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close(context.Background())
+	key := store.TaskKey{ProjectID: 2, TaskID: 5}
+	dropRows := func() {
+		t.Helper()
+		if _, err := raw.Exec(t.Context(), "DELETE FROM task_lines WHERE project_id = $1 AND task_id = $2", key.ProjectID, key.TaskID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(offset int) int {
+		t.Helper()
+		ls, err := s.Lines(t.Context(), key, offset, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ls)
+	}
+
+	appendEventually(t, s, key, mkLines(1, 10)) // no watcher yet: the feed is not live
+	dropRows()
+	if n := count(2); n != 0 {
+		t.Fatalf("with the feed down, Lines gave %d lines the database no longer holds", n)
+	}
+	storetest.Watch(t, s).WaitCatchUp(t)
+	if n := count(2); n != 0 {
+		t.Fatalf("once the feed is live, Lines gave %d lines kept from before it connected", n)
+	}
+	appendEventually(t, s, key, mkLines(11, 20))
+	dropRows()
+	if n := count(12); n != 8 {
+		t.Fatalf("with the feed live, Lines gave %d of the 8 lines just stored, want them from memory", n)
 	}
 }
