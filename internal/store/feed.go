@@ -248,16 +248,29 @@ func deletePayload(origin string, task TaskKey) string {
 
 // parseDelete reads a delete notification's payload.
 func parseDelete(payload string) (task TaskKey, origin string, ok bool) {
+	origin, n, ok := parsePayload(payload, 2)
+	if !ok || n[0] < 1 || n[1] < 1 {
+		return task, "", false
+	}
+	return TaskKey{ProjectID: n[0], TaskID: n[1]}, origin, true
+}
+
+// parsePayload splits a notification's payload into its origin and the
+// count decimal integers after it, none negative.
+func parsePayload(payload string, count int) (origin string, n []int64, ok bool) {
 	f := strings.Fields(payload)
-	if len(f) != 3 {
-		return task, "", false
+	if len(f) != count+1 {
+		return "", nil, false
 	}
-	p, err1 := strconv.ParseInt(f[1], 10, 64)
-	t, err2 := strconv.ParseInt(f[2], 10, 64)
-	if err1 != nil || err2 != nil || p < 1 || t < 1 {
-		return task, "", false
+	n = make([]int64, count)
+	for i := range n {
+		v, err := strconv.ParseInt(f[i+1], 10, 64)
+		if err != nil || v < 0 {
+			return "", nil, false
+		}
+		n[i] = v
 	}
-	return TaskKey{ProjectID: p, TaskID: t}, f[0], true
+	return f[0], n, true
 }
 
 func notificationPayload(origin string, r LinesStored) string {
@@ -267,22 +280,11 @@ func notificationPayload(origin string, r LinesStored) string {
 // parseNotification reads a payload and names the store that sent it; ok
 // is false for a malformed one (only a database user could send it).
 func parseNotification(payload string) (r LinesStored, origin string, ok bool) {
-	f := strings.Fields(payload)
-	if len(f) != 5 {
+	origin, n, ok := parsePayload(payload, 4)
+	if !ok || n[0] < 1 || n[1] < 1 || n[3] <= n[2] {
 		return r, "", false
 	}
-	var n [4]int64
-	for i := range n {
-		v, err := strconv.ParseInt(f[i+1], 10, 64)
-		if err != nil || v < 0 {
-			return r, "", false
-		}
-		n[i] = v
-	}
-	if n[0] < 1 || n[1] < 1 || n[3] <= n[2] {
-		return r, "", false
-	}
-	return LinesStored{Task: TaskKey{ProjectID: n[0], TaskID: n[1]}, From: n[2], To: n[3]}, f[0], true
+	return LinesStored{Task: TaskKey{ProjectID: n[0], TaskID: n[1]}, From: n[2], To: n[3]}, origin, true
 }
 
 // ownLines holds the lines of a PostgreSQL store's own appends until their

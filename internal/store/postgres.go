@@ -114,27 +114,28 @@ func (s *postgresStore) AppendLines(ctx context.Context, task TaskKey, lines []L
 	if err != nil || len(sorted) == 0 {
 		return err
 	}
-	var kept *LinesStored
-	var stored LinesStored
+	var stored LinesStored // the advance, once the batch moved the watermark
+	kept := false
 	mark := s.tail.mark()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		before, after, err := s.appendTx(ctx, tx, task, sorted)
 		r, ok := advanced(task, before, after, sorted)
-		if err == nil && ok {
-			stored = r
+		if err != nil || !ok {
+			return err
 		}
-		if err == nil && ok && s.feed.isLive() {
+		stored = r
+		if s.feed.isLive() {
 			// Kept before the commit: its notification may come back
 			// before this call returns. It is reported from there
 			// (ownLines says why).
 			s.own.keep(r)
-			kept = &r
+			kept = true
 		}
-		return err
+		return nil
 	})
 	if err != nil {
-		if kept != nil {
-			s.own.drop(kept.Task, kept.From, kept.To) // rolled back: no notification
+		if kept {
+			s.own.drop(stored.Task, stored.From, stored.To) // rolled back: no notification
 		}
 		return s.failTask("append lines", task, err)
 	}
