@@ -396,18 +396,23 @@ func TestTemplates_listsFollowChangesMadeOutsideTheAPI(t *testing.T) {
 		t.Fatalf("templates = %+v", list)
 	}
 
-	// kubectl renames the template, and the user renames themself.
+	// kubectl renames the template, and the user renames themself. Both
+	// are merge patches, as kubectl sends: the controllers write these
+	// objects' status and finalizers meanwhile, so an update carrying the
+	// resourceVersion read here could meet a conflict.
 	obj := p.templateObject(t, tpl.ID)
+	before := obj.DeepCopy()
 	obj.Spec.DisplayName = "After"
-	if err := e.K8s.Update(t.Context(), obj); err != nil {
+	if err := e.K8s.Patch(t.Context(), obj, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
 	user := &bastionv1.User{}
 	if err := e.K8s.Get(t.Context(), client.ObjectKeyFromObject(p.owner), user); err != nil {
 		t.Fatal(err)
 	}
-	user.Spec.Name = "Renamed Owner"
-	if err := e.K8s.Update(t.Context(), user); err != nil {
+	renamed := user.DeepCopy()
+	renamed.Spec.Name = "Renamed Owner"
+	if err := e.K8s.Patch(t.Context(), renamed, client.MergeFrom(user)); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, func() (bool, string) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // The secret of every webhook test's key: it must never come back.
@@ -60,8 +61,10 @@ func newHookFixture(t *testing.T, e *apiEnv) *hookFixture {
 	tpl, tplID := e.seedTemplate(t, p.obj, "Site", "")
 	// The push values are the template's survey variables, which a webhook
 	// may always set (internal/taskvars).
+	// A merge patch, as the template's reconciler may be writing it.
+	before := tpl.DeepCopy()
 	tpl.Spec.SurveyVars = []bastionv1.SurveyVar{{Name: "COMMIT", Title: "Commit"}, {Name: "DELIVERY", Title: "Delivery"}, {Name: "SIZE", Title: "Size"}}
-	if err := e.K8s.Update(t.Context(), tpl); err != nil {
+	if err := e.K8s.Patch(t.Context(), tpl, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
 	_, keyID := e.seedKey(t, p.obj, bastionv1.KeyTypeLoginPassword, webhookCanary)

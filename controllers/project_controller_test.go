@@ -71,8 +71,10 @@ func TestProjectReconciler_createsNamespaceAndReportsReady(t *testing.T) {
 	g.Expect(k8sClient.Update(ctx, binding)).To(Succeed())
 	touch := &bastionv1.Project{}
 	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "web"}, touch)).To(Succeed())
-	touch.Spec.AlertChat = "touched"
-	g.Expect(k8sClient.Update(ctx, touch)).To(Succeed())
+	touched := touch.DeepCopy()
+	touched.Spec.AlertChat = "touched"
+	// A merge patch: the reconciler may be writing the project's status.
+	g.Expect(k8sClient.Patch(ctx, touched, client.MergeFrom(touch))).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(binding), binding)).To(Succeed())
 		g.Expect(binding.Subjects[0].Name).To(Equal("bastion-manager"))
