@@ -95,3 +95,13 @@ func rssMiB(pid int) float64 {
 	}
 	return 0
 }
+
+// selfCPU is the CPU time (user and system) this benchmark has used so
+// far: its client shares the machine's cores with the server it measures.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -18,3 +18,6 @@ func treeCPU(int) time.Duration { return 0 }
 
 // rssMiB is not measured off Linux.
 func rssMiB(int) float64 { return 0 }
+
+// selfCPU is not measured off Linux.
+func selfCPU() time.Duration { return 0 }
