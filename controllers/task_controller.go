@@ -77,6 +77,7 @@ type TaskReconciler struct {
 	TaskPods taskpods.Policy
 
 	admission admission
+	pruned    prunedSet // see task_retention.go
 }
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=tasks,verbs=get;list;watch;create;update;patch;delete

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,7 +75,14 @@ func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task
 			// later one prunes it.
 			continue
 		}
+		if !r.pruned.claim(old.UID, r.now()) {
+			// Pruned by another finish (or by this one, tried again),
+			// and the cache does not show it yet.
+			prunedSelf = prunedSelf || old.UID == task.UID
+			continue
+		}
 		if err := r.prune(ctx, old.Namespace, old.Name, old.UID); err != nil {
+			r.pruned.release(old.UID)
 			return false, err
 		}
 		prunedSelf = prunedSelf || old.UID == task.UID
@@ -102,6 +111,53 @@ func (r *TaskReconciler) prune(ctx context.Context, namespace, name string, uid 
 		return nil
 	}
 	return client.IgnoreNotFound(err)
+}
+
+// prunedSet is the tasks this reconciler has pruned lately. The task
+// workers finish tasks side by side, and each finish lists its template's
+// tasks from the cache: without it, every worker finishing a task of a
+// template over its keep-last count marked and deleted the same oldest
+// tasks again before the cache showed them deleted, each time two
+// requests to the kube-apiserver (ten times over in a burst of 20, issue
+// #22). A claim lasts pruneMemory: a task that the cache still shows
+// finished, and not deleting, after that is pruned again.
+type prunedSet struct {
+	mu    sync.Mutex
+	uids  map[types.UID]time.Time
+	swept time.Time // the last time expired claims were dropped
+}
+
+// pruneMemory is how long a prune is remembered.
+const pruneMemory = time.Minute
+
+// claim reports whether uid is not pruned lately, and records it pruned
+// now if so.
+func (p *prunedSet) claim(uid types.UID, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if now.Sub(p.swept) >= pruneMemory {
+		for u, at := range p.uids {
+			if now.Sub(at) >= pruneMemory {
+				delete(p.uids, u)
+			}
+		}
+		p.swept = now
+	}
+	if at, ok := p.uids[uid]; ok && now.Sub(at) < pruneMemory {
+		return false
+	}
+	if p.uids == nil {
+		p.uids = map[types.UID]time.Time{}
+	}
+	p.uids[uid] = now
+	return true
+}
+
+// release forgets a prune that failed, for the next finish to try again.
+func (p *prunedSet) release(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.uids, uid)
 }
 
 // newerTask orders tasks newest first: by id when both have one (ids follow
