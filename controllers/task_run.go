@@ -89,6 +89,7 @@ func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, r
 	if err != nil {
 		return run, fmt.Errorf("creating the task's input: %w", err)
 	}
+	run.Input = input.Data // what the launcher would read back
 	return run, nil
 }
 

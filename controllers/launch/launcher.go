@@ -21,6 +21,11 @@ type Run struct {
 	Name string
 	// InputSecret names the Secret with the task's runspec files.
 	InputSecret string
+	// Input is that Secret's data when the reconciler has just made it,
+	// so that a launcher that copies it (LocalLauncher) need not read it
+	// back from the apiserver; nil: the launcher reads the Secret. It
+	// holds the runner's token: a Run is never logged.
+	Input map[string][]byte
 	// Secrets names every other Secret the task needs (keys, the
 	// environment's secret), and only those.
 	Secrets []string

@@ -458,7 +458,12 @@ func (l *LocalLauncher) writeInputs(ctx context.Context, run Run, dir string) er
 			return err
 		}
 	}
-	if err := l.writeSecret(ctx, run.Task.Namespace, run.InputSecret, filepath.Join(dir, "input")); err != nil {
+	input := filepath.Join(dir, "input")
+	if run.Input != nil {
+		if err := writeSecretData(run.InputSecret, run.Input, input); err != nil {
+			return err
+		}
+	} else if err := l.writeSecret(ctx, run.Task.Namespace, run.InputSecret, input); err != nil {
 		return err
 	}
 	for _, name := range run.Secrets {
@@ -478,7 +483,13 @@ func (l *LocalLauncher) writeSecret(ctx context.Context, namespace, name, dir st
 	if err := l.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
 		return fmt.Errorf("reading secret %s: %w", name, err)
 	}
-	for key, value := range secret.Data {
+	return writeSecretData(name, secret.Data, dir)
+}
+
+// writeSecretData writes a Secret's data into dir, a file per key, as a
+// Job's volume would show it.
+func writeSecretData(name string, data map[string][]byte, dir string) error {
+	for key, value := range data {
 		// Secret keys are [-._a-zA-Z0-9]+, so they cannot leave dir, but
 		// "." and ".." are valid keys too.
 		if key == "." || key == ".." || filepath.Base(key) != key {

@@ -198,3 +198,25 @@ func TestLocalLauncher_unknownRunIsNotFound(t *testing.T) {
 		t.Fatalf("Stop(unknown) = %v", err)
 	}
 }
+
+// The input the reconciler hands over with the run is laid out as it is,
+// without reading the Secret back: the reconciler has just made it, and
+// its read was one of a task's kube-apiserver requests (issue #22).
+func TestLocalLauncher_laysOutTheInputItIsHandedWithoutReadingItBack(t *testing.T) {
+	l, run, record := newLocal(t, "ok")
+	run.InputSecret = "t1-input-never-stored" // a read would fail
+	run.Input = map[string][]byte{"task.json": []byte(`{"name":"handed"}`), "token": []byte("xyz")}
+	if err := l.Start(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase(t, l, run, PhaseSucceeded)
+	if got := readFile(t, record+".task"); got != `{"name":"handed"}` {
+		t.Fatalf("task.json = %q, want the handed input", got)
+	}
+	layout := readFile(t, record+".layout")
+	for _, want := range []string{"token", "deploy-key"} {
+		if !strings.Contains(layout, want) {
+			t.Fatalf("input layout lacks %s:\n%s", want, layout)
+		}
+	}
+}
