@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -60,6 +61,8 @@ type taskState struct {
 	token   string // read once from the input Secret; "" until then
 	acked   int64  // the last ack this replica gave, for the count of lines stored
 	failing bool   // the last batch could not be stored
+	// wroteRun: this replica has written the task's status.run (record).
+	wroteRun bool
 }
 
 func newRunnerEvents(opts Options) *runnerEvents {
@@ -214,7 +217,7 @@ func (e *runnerEvents) receive(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusServiceUnavailable, "storing output: "+err.Error())
 		return
 	}
-	if err := e.record(r, task, batch, ack); err != nil {
+	if err := e.record(r, st, task, batch, ack); err != nil {
 		fail(w, http.StatusServiceUnavailable, "recording the run: "+err.Error())
 		return
 	}
@@ -383,28 +386,83 @@ func countStored(st *taskState, lines []runproto.Line, ack int64) {
 // from a cache that may lag behind the last batch, and would remove the
 // ones it missed.) The exit is recorded only once every line up to it is
 // stored (ack), so a finished task's output is complete.
-func (e *runnerEvents) record(r *http.Request, task *bastionv1.Task, batch runproto.Batch, ack int64) error {
+func (e *runnerEvents) record(r *http.Request, st *taskState, task *bastionv1.Task, batch runproto.Batch, ack int64) error {
 	facts := newFacts(task.Status.Run, batch, ack)
 	if facts == nil {
 		return nil
 	}
-	if err := e.sameTask(r.Context(), task); err != nil {
+	ctx := r.Context()
+	if task.Status.Run != nil || st.wroteRun {
+		// status.run exists (nothing removes it once a fact is in; the
+		// cache may not show this replica's last write yet): a JSON patch
+		// adds each fact to it, after testing in the same request that
+		// the task still has the uid the cache read, which spares
+		// sameTask's read.
+		body, err := factsPatch(task.UID, facts)
+		if err != nil {
+			return err
+		}
+		err = e.patchStatus(ctx, task, types.JSONPatchType, body)
+		if !apierrors.IsInvalid(err) {
+			return client.IgnoreNotFound(err)
+		}
+		// Refused: the uid is another task's, or status.run is not there
+		// after all. The apiserver does not say which (422, no details),
+		// so the way of a first fact tells.
+	}
+	if err := e.sameTask(ctx, task); err != nil {
 		return err
 	}
 	body, err := json.Marshal(map[string]any{"status": map[string]any{"run": facts}})
 	if err != nil {
 		return err
 	}
-	err = e.client.Status().Patch(r.Context(), task, client.RawPatch(types.MergePatchType, body), client.FieldOwner(bastionv1.RunFieldManager))
+	err = e.patchStatus(ctx, task, types.MergePatchType, body)
+	st.wroteRun = st.wroteRun || err == nil
 	return client.IgnoreNotFound(err)
+}
+
+func (e *runnerEvents) patchStatus(ctx context.Context, task *bastionv1.Task, kind types.PatchType, body []byte) error {
+	return e.client.Status().Patch(ctx, task, client.RawPatch(kind, body), client.FieldOwner(bastionv1.RunFieldManager))
+}
+
+// factsPatch is a JSON patch (RFC 6902) that tests the task's uid, then
+// adds each of facts to its status.run.
+func factsPatch(uid types.UID, facts *bastionv1.TaskRun) ([]byte, error) {
+	data, err := json.Marshal(facts)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	type op struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	}
+	ops := []op{{Op: "test", Path: "/metadata/uid", Value: uid}}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		ops = append(ops, op{Op: "add", Path: "/status/run/" + name, Value: fields[name]})
+	}
+	return json.Marshal(ops)
+}
+
+// madeAgain is the error for facts of a task deleted and made again
+// under its name since its runner started.
+func madeAgain(task *bastionv1.Task) error {
+	return apierrors.NewConflict(bastionv1.GroupVersion.WithResource("tasks").GroupResource(), task.Name,
+		fmt.Errorf("the task was made again since this runner started"))
 }
 
 // sameTask makes sure that task, as read from the cache, is still the
 // task of that name: facts of a run must never land on a task deleted and
 // made again under the same name meanwhile (a GitOps re-apply). A status
-// patch cannot carry the uid as a precondition (the status strategy keeps
-// the stored metadata), so the apiserver is asked; facts are few (a phase,
-// a commit, an exit), and so are these reads.
+// merge patch cannot carry the uid as a precondition (the status strategy
+// keeps the stored metadata), so the apiserver is asked. Needed only for
+// a task's first facts: once status.run exists, record tests the uid in
+// its JSON patch.
 func (e *runnerEvents) sameTask(ctx context.Context, task *bastionv1.Task) error {
 	current := &metav1.PartialObjectMetadata{}
 	current.SetGroupVersionKind(bastionv1.GroupVersion.WithKind("Task"))
@@ -412,8 +470,7 @@ func (e *runnerEvents) sameTask(ctx context.Context, task *bastionv1.Task) error
 		return err
 	}
 	if current.UID != task.UID {
-		return apierrors.NewConflict(bastionv1.GroupVersion.WithResource("tasks").GroupResource(), task.Name,
-			fmt.Errorf("the task was made again since this runner started"))
+		return madeAgain(task)
 	}
 	return nil
 }

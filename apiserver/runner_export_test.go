@@ -14,5 +14,5 @@ import (
 // as it last read it, through c.
 func RecordRunFacts(ctx context.Context, c client.Client, task *bastionv1.Task, batch runproto.Batch, ack int64) error {
 	e := &runnerEvents{client: c, reader: c}
-	return e.record(httptest.NewRequest("POST", "/", nil).WithContext(ctx), task, batch, ack)
+	return e.record(httptest.NewRequest("POST", "/", nil).WithContext(ctx), &taskState{}, task, batch, ack)
 }

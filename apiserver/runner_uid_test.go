@@ -2,6 +2,9 @@ package apiserver_test
 
 import (
 	"context"
+	"fmt"
+	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,4 +57,81 @@ func waitingTask(t *testing.T, e *apiEnv, ns, name string) *bastionv1.Task {
 		t.Fatal(err)
 	}
 	return task
+}
+
+// Once a task has facts, the next ones go as a JSON patch that tests the
+// uid in the same request (no read before it): facts of a task read
+// before it was deleted and made again are refused the same way, whether
+// the new task has facts of its own or none, and a live task's land.
+func TestRunnerFacts_afterTheFirstAreTestedAgainstTheUIDInTheirOwnPatch(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	ctx := context.Background()
+	reread := func(task *bastionv1.Task) *bastionv1.Task {
+		t.Helper()
+		got := &bastionv1.Task{}
+		if err := e.K8s.Get(ctx, client.ObjectKeyFromObject(task), got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	running := runproto.Batch{Phase: runproto.PhaseRunning}
+
+	live := waitingTask(t, e, p.ns, "live-facts")
+	if err := apiserver.RecordRunFacts(ctx, e.K8s, live, running, 0); err != nil {
+		t.Fatal(err)
+	}
+	live = reread(live)
+	counting := &readCounter{Client: e.K8s}
+	if err := apiserver.RecordRunFacts(ctx, counting, live, runproto.Batch{Exit: &runproto.Exit{Code: 4, Message: "bye"}}, 0); err != nil {
+		t.Fatalf("the exit of a live task with facts: %v", err)
+	}
+	if counting.reads.Load() != 0 {
+		t.Errorf("the exit of a task with facts read the apiserver %d times first, want none", counting.reads.Load())
+	}
+	if got := reread(live).Status.Run; got == nil || got.Phase != runproto.PhaseRunning || got.Exit == nil || got.Exit.Code != 4 || got.Exit.Message != "bye" {
+		t.Fatalf("the live task's facts = %+v, want its phase kept and the exit added", got)
+	}
+
+	for _, freshHasFacts := range []bool{false, true} {
+		name := fmt.Sprintf("again-%v", freshHasFacts)
+		old := waitingTask(t, e, p.ns, name)
+		if err := apiserver.RecordRunFacts(ctx, e.K8s, old, running, 0); err != nil {
+			t.Fatal(err)
+		}
+		old = reread(old) // with its facts, as the cache would have it
+		if err := e.K8s.Delete(ctx, old); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 20*time.Second, func() (bool, string) {
+			err := e.K8s.Get(ctx, client.ObjectKeyFromObject(old), &bastionv1.Task{})
+			return apierrors.IsNotFound(err), "the first task is still there"
+		})
+		fresh := waitingTask(t, e, p.ns, name)
+		if freshHasFacts {
+			if err := apiserver.RecordRunFacts(ctx, e.K8s, fresh, runproto.Batch{Phase: runproto.PhaseWaitingConfirmation}, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := reread(fresh).Status.Run
+
+		err := apiserver.RecordRunFacts(ctx, e.K8s, old, runproto.Batch{Exit: &runproto.Exit{Code: 0}}, 0)
+		if !apierrors.IsConflict(err) {
+			t.Fatalf("fresh task with facts %v: the old run's exit was written with %v, want a conflict", freshHasFacts, err)
+		}
+		if after := reread(fresh).Status.Run; !reflect.DeepEqual(after, before) {
+			t.Errorf("fresh task with facts %v: its facts went from %+v to %+v", freshHasFacts, before, after)
+		}
+	}
+}
+
+// readCounter counts the reads made through it.
+type readCounter struct {
+	client.Client
+	reads atomic.Int32
+}
+
+func (c *readCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.reads.Add(1)
+	return c.Client.Get(ctx, key, obj, opts...)
 }
