@@ -501,3 +501,36 @@ func waitRan(t *testing.T, k *runnerKubelet, n int64, timeout time.Duration) {
 		return k.ran.Load() >= n, fmt.Sprintf("%d of %d tasks ran", k.ran.Load(), n)
 	})
 }
+
+// A batch naming a phase or a stream the protocol does not have is a 400
+// that says what is allowed, and nothing of it is stored or written: not
+// its lines, not its facts. (Passed on, the Task's schema would refuse the
+// phase only after a write and a read of the apiserver, each time the
+// runner sent it again.)
+func TestRunnerAttack_unknownPhasesAndStreamsAre400AndChangeNothing(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	tpl := p.createTemplate(t, "Phases", nil)
+	lt := startLiveTask(t, p, tpl.ID)
+	for _, c := range []struct{ body, want string }{
+		{`{"phase":"pwned","lines":[{"seq":1,"time":"2026-11-27T00:00:00Z","output":"x"}]}`, `a batch's phase is "running", "waiting_confirmation" or absent`},
+		{`{"lines":[{"seq":1,"time":"2026-11-27T00:00:00Z","output":"x","stream":"stdin"}]}`, `a line's stream is "stderr" or absent`},
+	} {
+		code, body := postBatch(t, e, lt, lt.token, []byte(c.body))
+		var answer struct{ Error string }
+		_ = json.Unmarshal([]byte(body), &answer)
+		if code != http.StatusBadRequest || !strings.Contains(answer.Error, c.want) {
+			t.Errorf("%s = %d %s, want 400 saying %s", c.body, code, body, c.want)
+		}
+	}
+	if got := storedOutput(t, e, lt.key); len(got) != 0 {
+		t.Errorf("stored output = %q, want none", got)
+	}
+	task := &bastionv1.Task{}
+	if err := e.K8s.Get(t.Context(), client.ObjectKey{Namespace: lt.ns, Name: lt.name}, task); err != nil {
+		t.Fatal(err)
+	}
+	if task.Status.Run != nil {
+		t.Errorf("status.run = %+v, want no facts", task.Status.Run)
+	}
+}

@@ -243,6 +243,15 @@ func readBatch(w http.ResponseWriter, r *http.Request) (runproto.Batch, bool) {
 		fail(w, http.StatusBadRequest, "bad batch: "+err.Error())
 		return batch, false
 	}
+	switch batch.Phase {
+	case "", runproto.PhaseRunning, runproto.PhaseWaitingConfirmation:
+	default:
+		// The Task's schema would refuse it too, but later, at the cost
+		// of a write and a read of the apiserver each time it is sent.
+		fail(w, http.StatusBadRequest, fmt.Sprintf("unknown phase; a batch's phase is %q, %q or absent",
+			runproto.PhaseRunning, runproto.PhaseWaitingConfirmation))
+		return batch, false
+	}
 	for _, l := range batch.Lines {
 		if l.Stream != "" && l.Stream != runproto.StreamStderr {
 			fail(w, http.StatusBadRequest, fmt.Sprintf("line %d has an unknown stream; a line's stream is %q or absent (stdout)", l.Seq, runproto.StreamStderr))

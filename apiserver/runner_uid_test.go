@@ -93,6 +93,26 @@ func TestRunnerFacts_afterTheFirstAreTestedAgainstTheUIDInTheirOwnPatch(t *testi
 		t.Fatalf("the live task's facts = %+v, want its phase kept and the exit added", got)
 	}
 
+	// The endpoint's own first write is enough, though its cache does not
+	// show it yet: the second fact, read against the task without facts,
+	// goes as the JSON patch and keeps the first.
+	stale := waitingTask(t, e, p.ns, "stale-cache")
+	state := new(apiserver.RunnerTaskState)
+	if err := state.Record(ctx, e.K8s, stale, runproto.Batch{Phase: runproto.PhaseRunning, Commit: &runproto.Commit{Hash: "abc", Message: "first"}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	counting = &readCounter{Client: e.K8s}
+	if err := state.Record(ctx, counting, stale, runproto.Batch{Exit: &runproto.Exit{Code: 3}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if counting.reads.Load() != 0 {
+		t.Errorf("the second fact, after the endpoint's own first, read the apiserver %d times first, want none", counting.reads.Load())
+	}
+	if got := reread(stale).Status.Run; got == nil || got.Phase != runproto.PhaseRunning || got.Commit == nil || got.Commit.Hash != "abc" ||
+		got.Exit == nil || got.Exit.Code != 3 {
+		t.Errorf("facts after a second fact read against a stale copy = %+v, want phase, commit and exit", got)
+	}
+
 	for _, freshHasFacts := range []bool{false, true} {
 		name := fmt.Sprintf("again-%v", freshHasFacts)
 		old := waitingTask(t, e, p.ns, name)

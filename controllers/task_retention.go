@@ -75,16 +75,24 @@ func (r *TaskReconciler) pruneFinished(ctx context.Context, task *bastionv1.Task
 			// later one prunes it.
 			continue
 		}
-		if !r.pruned.claim(old.UID, r.now()) {
-			// Pruned by another finish (or by this one, tried again),
-			// and the cache does not show it yet.
-			prunedSelf = prunedSelf || old.UID == task.UID
+		if claimed, done := r.pruned.claim(old.UID, r.now()); !claimed {
+			// Pruned lately, and the cache does not show it yet.
+			if old.UID == task.UID {
+				if !done {
+					// Another finish is pruning this very task: whether
+					// it gets marked pruned (and so whether the history
+					// finalizer goes) is not known yet.
+					return false, fmt.Errorf("task %s is being pruned by another finish", old.Name)
+				}
+				prunedSelf = true
+			}
 			continue
 		}
 		if err := r.prune(ctx, old.Namespace, old.Name, old.UID); err != nil {
 			r.pruned.release(old.UID)
 			return false, err
 		}
+		r.pruned.done(old.UID)
 		prunedSelf = prunedSelf || old.UID == task.UID
 		log.FromContext(ctx).V(1).Info("pruned finished task", "task", old.Name, "keepLast", keep)
 	}
@@ -123,34 +131,49 @@ func (r *TaskReconciler) prune(ctx context.Context, namespace, name string, uid 
 // finished, and not deleting, after that is pruned again.
 type prunedSet struct {
 	mu    sync.Mutex
-	uids  map[types.UID]time.Time
+	uids  map[types.UID]pruneClaim
 	swept time.Time // the last time expired claims were dropped
+}
+
+type pruneClaim struct {
+	at   time.Time
+	done bool // the task is marked pruned and its delete was sent
 }
 
 // pruneMemory is how long a prune is remembered.
 const pruneMemory = time.Minute
 
-// claim reports whether uid is not pruned lately, and records it pruned
-// now if so.
-func (p *prunedSet) claim(uid types.UID, now time.Time) bool {
+// claim records uid as being pruned now, unless it was claimed lately;
+// then done says whether that prune was made.
+func (p *prunedSet) claim(uid types.UID, now time.Time) (claimed, done bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if now.Sub(p.swept) >= pruneMemory {
-		for u, at := range p.uids {
-			if now.Sub(at) >= pruneMemory {
+		for u, c := range p.uids {
+			if now.Sub(c.at) >= pruneMemory {
 				delete(p.uids, u)
 			}
 		}
 		p.swept = now
 	}
-	if at, ok := p.uids[uid]; ok && now.Sub(at) < pruneMemory {
-		return false
+	if c, ok := p.uids[uid]; ok && now.Sub(c.at) < pruneMemory {
+		return false, c.done
 	}
 	if p.uids == nil {
-		p.uids = map[types.UID]time.Time{}
+		p.uids = map[types.UID]pruneClaim{}
 	}
-	p.uids[uid] = now
-	return true
+	p.uids[uid] = pruneClaim{at: now}
+	return true, false
+}
+
+// done records that the prune of uid was made.
+func (p *prunedSet) done(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.uids[uid]; ok {
+		c.done = true
+		p.uids[uid] = c
+	}
 }
 
 // release forgets a prune that failed, for the next finish to try again.

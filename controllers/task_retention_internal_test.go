@@ -10,8 +10,8 @@ import (
 )
 
 // Of the task workers finishing tasks side by side, one prunes a given
-// task; a prune that failed, or one older than pruneMemory, may be made
-// again.
+// task, and the others learn whether that prune was made; a prune that
+// failed, or one older than pruneMemory, may be made again.
 func TestPrunedSet_oneFinishPrunesATaskUntilItFailsOrIsForgotten(t *testing.T) {
 	var p prunedSet
 	now := time.Unix(1_800_000_000, 0)
@@ -19,7 +19,7 @@ func TestPrunedSet_oneFinishPrunesATaskUntilItFailsOrIsForgotten(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
-			if p.claim("old-1", now) {
+			if claimed, _ := p.claim("old-1", now); claimed {
 				won.Add(1)
 			}
 		})
@@ -28,18 +28,24 @@ func TestPrunedSet_oneFinishPrunesATaskUntilItFailsOrIsForgotten(t *testing.T) {
 	if won.Load() != 1 {
 		t.Fatalf("%d of 16 workers pruned the same task, want 1", won.Load())
 	}
-	if !p.claim("old-2", now) {
+	if claimed, done := p.claim("old-1", now); claimed || done {
+		t.Errorf("a prune under way: claimed %v, done %v; want neither", claimed, done)
+	}
+	p.done("old-1")
+	if claimed, done := p.claim("old-1", now.Add(pruneMemory-time.Second)); claimed || !done {
+		t.Errorf("a prune made a moment ago: claimed %v, done %v; want done only", claimed, done)
+	}
+
+	if claimed, _ := p.claim("old-2", now); !claimed {
 		t.Error("another task could not be pruned")
 	}
 	p.release("old-2")
-	if !p.claim("old-2", now.Add(time.Second)) {
+	if claimed, _ := p.claim("old-2", now.Add(time.Second)); !claimed {
 		t.Error("a task whose prune failed could not be pruned again")
 	}
-	if p.claim("old-1", now.Add(pruneMemory-time.Second)) {
-		t.Error("a task pruned a moment ago was pruned again")
-	}
+
 	later := now.Add(pruneMemory)
-	if !p.claim("old-1", later) {
+	if claimed, _ := p.claim("old-1", later); !claimed {
 		t.Error("a task pruned pruneMemory ago, still shown undeleted, could not be pruned again")
 	}
 	p.claim("old-3", later.Add(pruneMemory))

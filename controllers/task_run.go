@@ -78,18 +78,24 @@ func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, r
 		return run, err
 	}
 	err = r.Create(ctx, input)
+	created := err == nil
 	if apierrors.IsAlreadyExists(err) {
 		// The cache had not seen it: ours from an earlier reconcile, or an
 		// earlier task's, which is deleted and made again.
 		var own bool
 		if own, err = r.ownInput(ctx, r.APIReader, task, run.InputSecret); err == nil && !own {
 			err = r.Create(ctx, input)
+			created = err == nil
 		}
 	}
 	if err != nil {
 		return run, fmt.Errorf("creating the task's input: %w", err)
 	}
-	run.Input = input.Data // what the launcher would read back
+	if created {
+		// What the launcher would read back. Only what this call stored:
+		// an earlier reconcile's Secret holds another token.
+		run.Input = input.Data
+	}
 	return run, nil
 }
 
