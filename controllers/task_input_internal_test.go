@@ -30,18 +30,8 @@ func TestGetInput_readsSecretsFromTheWatchAndTheAPIServerOnlyForWhatItHasNotSeen
 	watched.Namespace, watched.Name = "ns", "deploy"
 	watched.Labels = map[string]string{bastionv1.LabelKeyType: "ssh"}
 	w := &SecretWatches{client: metadatafake.NewSimpleMetadataClient(scheme, watched), watching: map[string]*keyWatch{}}
-	w.Watch("ns")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = w.Start(ctx) }()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, ok := w.Cached("ns", "deploy"); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the watch never listed the namespace's Secret")
-		}
-	}
+	watchUntilListed(t, w, "ns")
+	ctx := t.Context()
 
 	// The apiserver knows a Secret the watch has not seen yet.
 	fresh := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "just-made",
@@ -104,18 +94,7 @@ func TestWatchedInput_answersOnlyForAbsentOrOwnSecrets(t *testing.T) {
 	if own, known := r.watchedInput(task, "ours"); known || own != nil {
 		t.Fatalf("before the watch lists: known %v own %v, want neither", known, own)
 	}
-	w.Watch("ns")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = w.Start(ctx) }()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, _, synced := w.Lookup("ns", "ours"); synced {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the watch never listed")
-		}
-	}
+	watchUntilListed(t, w, "ns")
 	for _, c := range []struct {
 		ns, name   string
 		known, own bool
@@ -136,5 +115,21 @@ func TestWatchedInput_answersOnlyForAbsentOrOwnSecrets(t *testing.T) {
 	}
 	if got, _ := r.watchedInput(task, "earlier"); got != nil {
 		t.Errorf("watchedInput(earlier) = %v, want nil: another task's", got)
+	}
+}
+
+// watchUntilListed starts w on namespace ns for the rest of the test and
+// waits until it has listed the namespace's Secrets.
+func watchUntilListed(t *testing.T, w *SecretWatches, ns string) {
+	t.Helper()
+	w.Watch(ns)
+	go func() { _ = w.Start(t.Context()) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, _, synced := w.Lookup(ns, ""); synced {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Secret watch of %s never listed", ns)
+		}
 	}
 }

@@ -1,9 +1,7 @@
 package controllers
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,20 +59,9 @@ func TestPrepareRun_handsOverOnlyTheInputItStored(t *testing.T) {
 		k8s := fake.NewClientBuilder().WithScheme(scheme).WithRuntimeObjects(c.objects...).Build()
 		// A namespace watch that has listed and seen no such Secret yet.
 		watches := &SecretWatches{client: metadatafake.NewSimpleMetadataClient(mscheme), watching: map[string]*keyWatch{}}
-		watches.Watch(ns)
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() { _ = watches.Start(ctx) }()
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			if _, _, synced := watches.Lookup(ns, "any"); synced {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the Secret watch never listed")
-			}
-		}
+		watchUntilListed(t, watches, ns)
 		r := &TaskReconciler{Client: k8s, APIReader: k8s, Secrets: watches}
-		run, err := r.prepareRun(ctx, task, launch.Run{Task: task, Name: "t1", InputSecret: stored.Name})
-		cancel()
+		run, err := r.prepareRun(t.Context(), task, launch.Run{Task: task, Name: "t1", InputSecret: stored.Name})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -86,7 +73,7 @@ func TestPrepareRun_handsOverOnlyTheInputItStored(t *testing.T) {
 			continue
 		}
 		onFile := &corev1.Secret{}
-		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(stored), onFile); err != nil {
+		if err := k8s.Get(t.Context(), client.ObjectKeyFromObject(stored), onFile); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := string(run.Input[runspec.TokenFile]), string(onFile.Data[runspec.TokenFile]); got != want || got == "" {
