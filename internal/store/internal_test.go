@@ -180,14 +180,7 @@ func TestStreamPagesStopAtTheByteBudget(t *testing.T) {
 			if err := s.AppendLines(t.Context(), key, ls); err != nil {
 				t.Fatal(err)
 			}
-			var page []Line
-			var err error
-			switch s := s.(type) {
-			case *sqliteStore:
-				page, err = s.readLines(t.Context(), key, 0, 0, streamPageLines, streamPageBytes)
-			case *postgresStore:
-				page, err = s.readLines(t.Context(), key, 0, 0, streamPageLines, streamPageBytes)
-			}
+			page, err := readLines(t.Context(), s.(chunkReader), key, 0, 0, streamPageLines, streamPageBytes)
 			if err != nil || len(page) != streamPageBytes>>20 {
 				t.Fatalf("a page of 1 MiB lines held %d lines (%v), want %d", len(page), err, streamPageBytes>>20)
 			}

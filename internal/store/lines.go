@@ -224,11 +224,7 @@ func timePtr(t *time.Time) *time.Time {
 type lineReader interface {
 	check() error
 	LastSeq(ctx context.Context, task TaskKey) (int64, error)
-	// readLines reads up to limit lines after a Seq, skipping skip of them;
-	// a non-zero budget ends the page early once that many bytes are held.
-	readLines(ctx context.Context, task TaskKey, after int64, skip, limit, budget int) ([]Line, error)
-	// readStderrSeqs reads up to limit Seqs of stderr lines after a Seq.
-	readStderrSeqs(ctx context.Context, task TaskKey, after int64, limit int) ([]int64, error)
+	chunkReader
 	failTask(op string, t TaskKey, err error) error
 	// recent is the window of lines this process stored last.
 	recent() *recentLines
@@ -248,7 +244,7 @@ func pageLines(ctx context.Context, r lineReader, task TaskKey, offset, limit in
 	}
 	if lines, ok := r.recent().after(task, int64(offset), limit); ok {
 		if len(lines) < limit {
-			more, err := r.readLines(ctx, task, lines[len(lines)-1].Seq, 0, limit-len(lines), 0)
+			more, err := readLines(ctx, r, task, lines[len(lines)-1].Seq, 0, limit-len(lines), 0)
 			if err != nil {
 				return nil, r.failTask("read lines", task, err)
 			}
@@ -263,7 +259,7 @@ func pageLines(ctx context.Context, r lineReader, task TaskKey, offset, limit in
 		return nil, err
 	}
 	after, skip := pageStart(offset, last)
-	lines, err := r.readLines(ctx, task, after, skip, limit, 0)
+	lines, err := readLines(ctx, r, task, after, skip, limit, 0)
 	if err != nil {
 		return nil, r.failTask("read lines", task, err)
 	}
@@ -279,7 +275,7 @@ func streamLines(ctx context.Context, r lineReader, task TaskKey, fn func(Line) 
 		return err
 	}
 	return streamPages(ctx, func(ctx context.Context, after int64) ([]Line, error) {
-		lines, err := r.readLines(ctx, task, after, 0, streamPageLines, streamPageBytes)
+		lines, err := readLines(ctx, r, task, after, 0, streamPageLines, streamPageBytes)
 		if err != nil {
 			return nil, r.failTask("stream lines", task, err)
 		}
@@ -297,7 +293,7 @@ func stderrSeqs(ctx context.Context, r lineReader, task TaskKey, fn func([]int64
 		return err
 	}
 	for after := int64(0); ; {
-		seqs, err := r.readStderrSeqs(ctx, task, after, stderrPage)
+		seqs, err := readStderrSeqs(ctx, r, task, after, stderrPage)
 		if err != nil {
 			return r.failTask("read stderr lines", task, err)
 		}
@@ -309,16 +305,4 @@ func stderrSeqs(ctx context.Context, r lineReader, task TaskKey, fn func([]int64
 		}
 		after = seqs[len(seqs)-1]
 	}
-}
-
-func scanSeqs(rows scannedRows) ([]int64, error) {
-	seqs := []int64{}
-	for rows.Next() {
-		var seq int64
-		if err := rows.Scan(&seq); err != nil {
-			return nil, err
-		}
-		seqs = append(seqs, seq)
-	}
-	return seqs, rows.Err()
 }

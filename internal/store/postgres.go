@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -77,6 +76,11 @@ func (s *postgresStore) migrate(ctx context.Context) error {
 		for v := have; v < len(postgresMigrations); v++ {
 			if _, err := tx.Exec(ctx, postgresMigrations[v]); err != nil {
 				return s.fail(fmt.Sprintf("migration %d", v+1), err)
+			}
+			if v+1 == linesToChunks {
+				if err := postgresLinesToChunks(ctx, tx); err != nil {
+					return s.fail(fmt.Sprintf("migration %d", v+1), err)
+				}
 			}
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM schema_version`); err != nil {
@@ -159,46 +163,30 @@ func (s *postgresStore) appendTx(ctx context.Context, tx pgx.Tx, task TaskKey, s
 	if err != nil {
 		return w, w, fmt.Errorf("read watermark: %w", err)
 	}
+	// Lines at or below the watermark are resends, and lines above max_seq
+	// are certainly new (the locked row keeps it so until commit). Only
+	// those in a pending gap's region are checked against the chunks
+	// stored there.
 	maybe, fresh := splitBatch(w, sorted)
 	if len(maybe) > 0 {
-		// Lines in a pending gap's region may be resends: one INSERT of the
-		// whole set through unnest, skipping those already stored.
-		seqs := make([]int64, len(maybe))
-		times := make([]time.Time, len(maybe))
-		outputs := make([][]byte, len(maybe))
-		streams := make([]int16, len(maybe))
-		for i, l := range maybe {
-			seqs[i], times[i], outputs[i], streams[i] = l.Seq, l.Time, []byte(l.Output), streamOf(l)
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO task_lines (project_id, task_id, seq, time, output, stream)
-			SELECT $1, $2, u.seq, u.time, u.output, u.stream
-			FROM unnest($3::bigint[], $4::timestamptz[], $5::bytea[], $6::smallint[]) AS u(seq, time, output, stream)
-			ON CONFLICT DO NOTHING`, task.ProjectID, task.TaskID, seqs, times, outputs, streams)
+		ranges, err := postgresRanges(ctx, tx, task, w.last+1, maybe[len(maybe)-1].Seq)
 		if err != nil {
-			return w, w, fmt.Errorf("insert: %w", err)
+			return w, w, fmt.Errorf("read stored ranges: %w", err)
 		}
+		maybe = unstored(maybe, ranges)
 	}
-	if len(fresh) > 0 {
-		// Lines beyond max_seq cannot be stored yet, and the locked row
-		// keeps it so until commit: COPY, the fastest way in, needs no
-		// conflict handling. This is the path of every in-order batch.
-		_, err = tx.CopyFrom(ctx, pgx.Identifier{"task_lines"}, []string{"project_id", "task_id", "seq", "time", "output", "stream"},
-			pgx.CopyFromSlice(len(fresh), func(i int) ([]any, error) {
-				return []any{task.ProjectID, task.TaskID, fresh[i].Seq, fresh[i].Time, []byte(fresh[i].Output), streamOf(fresh[i])}, nil
-			}))
-		if err != nil {
-			return w, w, fmt.Errorf("copy: %w", err)
+	if cs := append(makeChunks(maybe), makeChunks(fresh)...); len(cs) > 0 {
+		if err := postgresInsertChunks(ctx, tx, task, cs); err != nil {
+			return w, w, fmt.Errorf("insert: %w", err)
 		}
 	}
 	next, scanFrom := advanceWatermark(w, sorted)
 	if scanFrom > 0 {
-		err := tx.QueryRow(ctx, `SELECT a.seq FROM task_lines a
-			WHERE a.project_id = $1 AND a.task_id = $2 AND a.seq >= $3 AND NOT EXISTS (
-				SELECT 1 FROM task_lines b WHERE b.project_id = a.project_id AND b.task_id = a.task_id AND b.seq = a.seq + 1)
-			ORDER BY a.seq LIMIT 1`, task.ProjectID, task.TaskID, scanFrom).Scan(&next.last)
+		ranges, err := postgresRanges(ctx, tx, task, scanFrom, next.max)
 		if err != nil {
 			return w, w, fmt.Errorf("find gap: %w", err)
 		}
+		next.last = contiguousFrom(scanFrom, ranges)
 	}
 	switch {
 	case next == w:
@@ -259,44 +247,85 @@ func (s *postgresStore) StderrSeqs(ctx context.Context, task TaskKey, fn func([]
 	return stderrSeqs(ctx, s, task, fn)
 }
 
-func (s *postgresStore) readStderrSeqs(ctx context.Context, task TaskKey, after int64, limit int) ([]int64, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seq FROM task_lines
-		WHERE project_id = $1 AND task_id = $2 AND seq > $3 AND stream = 1 ORDER BY seq LIMIT $4`,
-		task.ProjectID, task.TaskID, after, limit)
+func (s *postgresStore) readChunks(ctx context.Context, task TaskKey, after int64, n int, stderrOnly bool) ([]chunk, error) {
+	q := `SELECT first_seq, last_seq, stderr, body FROM task_chunks WHERE project_id = $1 AND task_id = $2 AND last_seq > $3`
+	if stderrOnly {
+		q += ` AND stderr > 0`
+	}
+	rows, err := s.pool.Query(ctx, q+` ORDER BY last_seq LIMIT $4`, task.ProjectID, task.TaskID, after, n)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	return scanSeqs(rows)
-}
-
-// readLines reads up to limit lines after a Seq, skipping skip of them; a
-// non-zero budget ends the page early once that many bytes are held.
-func (s *postgresStore) readLines(ctx context.Context, task TaskKey, after int64, skip, limit, budget int) ([]Line, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seq, time, output, stream FROM task_lines
-		WHERE project_id = $1 AND task_id = $2 AND seq > $3 ORDER BY seq LIMIT $4 OFFSET $5`,
-		task.ProjectID, task.TaskID, after, limit, skip)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	lines := []Line{}
-	held := 0
+	var out []chunk
 	for rows.Next() {
-		var l Line
-		var out []byte
-		var stream int16
-		if err := rows.Scan(&l.Seq, &l.Time, &out, &stream); err != nil {
+		var c chunk
+		var body []byte
+		if err := rows.Scan(&c.first, &c.last, &c.stderr, &body); err != nil {
 			return nil, err
 		}
-		l.Time, l.Output, l.Stderr = l.Time.UTC(), string(out), stream == 1
-		lines = append(lines, l)
-		if held += len(out); budget > 0 && held >= budget {
-			break
-		}
+		c.body = string(body)
+		out = append(out, c)
 	}
-	rows.Close()
-	return lines, rows.Err()
+	return out, rows.Err()
+}
+
+// postgresInsertChunks stores chunks in one statement: one round trip
+// whatever their number.
+func postgresInsertChunks(ctx context.Context, tx pgx.Tx, task TaskKey, cs []chunk) error {
+	firsts, lasts, stderrs, bodies := make([]int64, len(cs)), make([]int64, len(cs)), make([]int32, len(cs)), make([][]byte, len(cs))
+	for i, c := range cs {
+		firsts[i], lasts[i], stderrs[i], bodies[i] = c.first, c.last, int32(c.stderr), []byte(c.body)
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO task_chunks (project_id, task_id, first_seq, last_seq, stderr, body)
+		SELECT $1, $2, u.first_seq, u.last_seq, u.stderr, u.body
+		FROM unnest($3::bigint[], $4::bigint[], $5::integer[], $6::bytea[]) AS u(first_seq, last_seq, stderr, body)`,
+		task.ProjectID, task.TaskID, firsts, lasts, stderrs, bodies)
+	return err
+}
+
+// postgresRanges lists, in order, the ranges of a task's chunks that hold
+// a Seq from..to, inside an append's transaction.
+func postgresRanges(ctx context.Context, tx pgx.Tx, task TaskKey, from, to int64) ([]seqRange, error) {
+	rows, err := tx.Query(ctx, `SELECT first_seq, last_seq FROM task_chunks
+		WHERE project_id = $1 AND task_id = $2 AND last_seq >= $3 AND first_seq <= $4 ORDER BY last_seq`,
+		task.ProjectID, task.TaskID, from, to)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (seqRange, error) {
+		var r seqRange
+		err := row.Scan(&r.first, &r.last)
+		return r, err
+	})
+}
+
+// postgresLinesToChunks is migration 8's copy (convertLines), in its
+// transaction.
+func postgresLinesToChunks(ctx context.Context, tx pgx.Tx) error {
+	err := convertLines(func(after taskLine, n int) ([]taskLine, error) {
+		rows, err := tx.Query(ctx, `SELECT project_id, task_id, seq, time, output, stream FROM task_lines
+			WHERE (project_id, task_id, seq) > ($1, $2, $3) ORDER BY project_id, task_id, seq LIMIT $4`,
+			after.task.ProjectID, after.task.TaskID, after.Seq, n)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (taskLine, error) {
+			var l taskLine
+			var out []byte
+			var stream int16
+			err := row.Scan(&l.task.ProjectID, &l.task.TaskID, &l.Seq, &l.Time, &out, &stream)
+			l.Time, l.Output, l.Stderr = l.Time.UTC(), string(out), stream == 1
+			return l, err
+		})
+	}, func(task TaskKey, cs []chunk) error {
+		return postgresInsertChunks(ctx, tx, task, cs)
+	})
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, dropTaskLines)
+	return err
 }
 
 func (s *postgresStore) Close() error {

@@ -130,7 +130,7 @@ func (s *postgresStore) DeleteTask(ctx context.Context, task TaskKey) error {
 	}
 	defer s.tail.deleted(task) // once the lines are gone, not before
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for _, table := range []string{"task_output", "task_lines", "task_summaries"} {
+		for _, table := range []string{"task_output", "task_chunks", "task_summaries"} {
 			if _, err := tx.Exec(ctx, "DELETE FROM "+table+" WHERE project_id = $1 AND task_id = $2", task.ProjectID, task.TaskID); err != nil {
 				return fmt.Errorf("delete from %s: %w", table, err)
 			}

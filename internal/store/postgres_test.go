@@ -323,7 +323,7 @@ func TestPostgres_anyRoleOfTheDatabaseCanReachTheFeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer intruder.Close(context.Background())
-	if _, err := intruder.Exec(t.Context(), "SELECT * FROM task_lines"); err == nil {
+	if _, err := intruder.Exec(t.Context(), "SELECT * FROM task_chunks"); err == nil {
 		t.Fatal("the intruder role may read the lines; the test means one that may not")
 	}
 	if _, err := intruder.Exec(t.Context(), "SELECT pg_notify('bastion_lines', 'forged 4 9 1000000 1000001')"); err != nil {
@@ -407,7 +407,7 @@ func TestPostgres_aReplicaAnswersFromMemoryOnlyWhileItsFeedIsLive(t *testing.T) 
 	key := store.TaskKey{ProjectID: 2, TaskID: 5}
 	dropRows := func() {
 		t.Helper()
-		if _, err := raw.Exec(t.Context(), "DELETE FROM task_lines WHERE project_id = $1 AND task_id = $2", key.ProjectID, key.TaskID); err != nil {
+		if _, err := raw.Exec(t.Context(), "DELETE FROM task_chunks WHERE project_id = $1 AND task_id = $2", key.ProjectID, key.TaskID); err != nil {
 			t.Fatal(err)
 		}
 	}

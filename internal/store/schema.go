@@ -12,9 +12,9 @@ import (
 // numbering, so one version means the same tables on both backends.
 //
 // Tables:
-//   - task_lines: one row per output line, keyed (project, task, seq), so
-//     a resent Seq hits the key and is ignored; stream is 1 for a line of
-//     the program's stderr (streamOf).
+//   - task_chunks: output, a run of a task's lines per row (chunks.go),
+//     keyed (project, task, last_seq). Before migration 8 it was
+//     task_lines, a row per line.
 //   - task_output: one row per task with the watermark (last_seq) and the
 //     highest Seq stored (max_seq); see advanceWatermark.
 //   - task_summaries: one row per task, keyed (project, task).
@@ -127,6 +127,20 @@ var sqliteMigrations = []string{
 	// lines), 1 the program's stderr. A constant default rewrites no row,
 	// and every line stored before reads as stdout.
 	`ALTER TABLE task_lines ADD COLUMN stream INTEGER NOT NULL DEFAULT 0;`,
+	// 8: output in chunks (chunks.go). After this SQL the migration copies
+	// task_lines into chunks and drops it (linesToChunks). A rowid table,
+	// unlike task_lines: a row holds up to 256 KiB, and SQLite keeps
+	// WITHOUT ROWID tables for small rows. The key is last_seq, so that
+	// "the chunks holding a Seq above N" is one range of it.
+	`CREATE TABLE task_chunks (
+		project_id INTEGER NOT NULL,
+		task_id    INTEGER NOT NULL,
+		first_seq  INTEGER NOT NULL,
+		last_seq   INTEGER NOT NULL,
+		stderr     INTEGER NOT NULL,
+		body       BLOB NOT NULL,
+		PRIMARY KEY (project_id, task_id, last_seq)
+	);`,
 }
 
 var postgresMigrations = []string{
@@ -227,7 +241,22 @@ var postgresMigrations = []string{
 	// 7: as SQLite's 7. A constant default is a catalog change only
 	// (PostgreSQL 11 and later): no table rewrite.
 	`ALTER TABLE task_lines ADD COLUMN stream SMALLINT NOT NULL DEFAULT 0;`,
+	// 8: as SQLite's 8. The bodies are compressed by PostgreSQL's TOAST as
+	// any large bytea is: output compresses well.
+	`CREATE TABLE task_chunks (
+		project_id BIGINT NOT NULL,
+		task_id    BIGINT NOT NULL,
+		first_seq  BIGINT NOT NULL,
+		last_seq   BIGINT NOT NULL,
+		stderr     INTEGER NOT NULL,
+		body       BYTEA NOT NULL,
+		PRIMARY KEY (project_id, task_id, last_seq)
+	);`,
 }
+
+// dropTaskLines ends migration 8 on both backends, once its lines are in
+// chunks.
+const dropTaskLines = `DROP TABLE task_lines`
 
 // checkSchemaVersion refuses a database that a newer Bastion migrated:
 // running old code on a newer schema could write rows it does not
@@ -298,10 +327,4 @@ func eventDest(e *Event, created any) []any {
 		&e.ObjectType, &e.ObjectName, &e.ProjectName, &e.Username, &e.Description, created}
 }
 
-// streamOf is a line's task_lines.stream: 0 stdout, 1 stderr.
-func streamOf(l Line) int16 {
-	if l.Stderr {
-		return 1
-	}
-	return 0
-}
+

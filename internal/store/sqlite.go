@@ -9,26 +9,20 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync/atomic"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go: the binary is built with CGO_ENABLED=0)
 )
 
-// sqliteChunk is how many lines go into one INSERT: 5 parameters each stays
-// far below SQLite's limit of 32,766, and one prepared statement for a full
-// chunk serves every batch.
-const sqliteChunk = 500
-
 // sqliteStore is the embedded backend. SQLite allows one writer at a time,
 // so writes go through a pool of exactly one connection: writers queue in
-// Go instead of spinning on SQLITE_BUSY, and the full-chunk insert stays
+// Go instead of spinning on SQLITE_BUSY, and the chunk insert stays
 // prepared on that connection. Reads use a separate pool: in WAL mode they
 // never wait for the writer.
 type sqliteStore struct {
 	path   string
 	w, r   *sql.DB
-	insert *sql.Stmt // a full chunk of lines, prepared on the writer
+	insert *sql.Stmt // a chunk, prepared on the writer
 	feed   *feed     // in-process: one manager owns an SQLite file
 	tail   recentLines
 	closed atomic.Bool
@@ -66,7 +60,7 @@ func openSQLite(ctx context.Context, path string) (Store, error) {
 		s.w.Close()
 		return nil, err
 	}
-	if s.insert, err = s.w.PrepareContext(ctx, sqliteInsertSQL(sqliteChunk)); err != nil {
+	if s.insert, err = s.w.PrepareContext(ctx, sqliteInsertChunk); err != nil {
 		s.w.Close()
 		return nil, s.fail("prepare insert", err)
 	}
@@ -113,6 +107,11 @@ func (s *sqliteStore) migrate(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, sqliteMigrations[v]); err != nil {
 			return s.fail(fmt.Sprintf("migration %d", v+1), err)
 		}
+		if v+1 == linesToChunks {
+			if err := sqliteLinesToChunks(ctx, tx); err != nil {
+				return s.fail(fmt.Sprintf("migration %d", v+1), err)
+			}
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
 		return s.fail("record schema version", err)
@@ -126,10 +125,49 @@ func (s *sqliteStore) migrate(ctx context.Context) error {
 	return nil
 }
 
-func sqliteInsertSQL(rows int) string {
-	return "INSERT INTO task_lines (project_id, task_id, seq, time, output, stream) VALUES " +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?), ", rows), ", ") +
-		" ON CONFLICT DO NOTHING"
+const sqliteInsertChunk = `INSERT INTO task_chunks (project_id, task_id, first_seq, last_seq, stderr, body) VALUES (?, ?, ?, ?, ?, ?)`
+
+// sqliteLinesToChunks is migration 8's copy (convertLines), in its
+// transaction.
+func sqliteLinesToChunks(ctx context.Context, tx *sql.Tx) error {
+	err := convertLines(func(after taskLine, n int) ([]taskLine, error) {
+		rows, err := tx.QueryContext(ctx, `SELECT project_id, task_id, seq, time, output, stream FROM task_lines
+			WHERE (project_id, task_id, seq) > (?, ?, ?) ORDER BY project_id, task_id, seq LIMIT ?`,
+			after.task.ProjectID, after.task.TaskID, after.Seq, n)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []taskLine
+		for rows.Next() {
+			var l taskLine
+			var us, stream int64
+			if err := rows.Scan(&l.task.ProjectID, &l.task.TaskID, &l.Seq, &us, &l.Output, &stream); err != nil {
+				return nil, err
+			}
+			l.Time, l.Stderr = fromMicros(us), stream == 1
+			out = append(out, l)
+		}
+		return out, rows.Err()
+	}, func(task TaskKey, cs []chunk) error {
+		for _, c := range cs {
+			if _, err := tx.ExecContext(ctx, sqliteInsertChunk, sqliteChunkValues(task, c)...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, dropTaskLines)
+	return err
+}
+
+// sqliteChunkValues binds a chunk's row; the body as []byte, so that
+// SQLite stores a BLOB and not text.
+func sqliteChunkValues(task TaskKey, c chunk) []any {
+	return []any{task.ProjectID, task.TaskID, c.first, c.last, c.stderr, []byte(c.body)}
 }
 
 // fail names the store and the operation. Line contents never reach an
@@ -187,36 +225,32 @@ func (s *sqliteStore) appendTx(ctx context.Context, tx *sql.Tx, task TaskKey, so
 	if err != nil {
 		return w, w, fmt.Errorf("read watermark: %w", err)
 	}
-	// Lines at or below the watermark are resends: skip them here rather
-	// than let every one of them hit the primary key.
+	// Lines at or below the watermark are resends, and lines above max_seq
+	// are certainly new. Only those in a pending gap's region are checked
+	// against the chunks stored there.
 	maybe, fresh := splitBatch(w, sorted)
-	full := tx.StmtContext(ctx, s.insert)
-	args := make([]any, 0, 6*sqliteChunk)
-	for rest := sorted[len(sorted)-len(maybe)-len(fresh):]; len(rest) > 0; {
-		chunk := rest[:min(len(rest), sqliteChunk)]
-		rest = rest[len(chunk):]
-		args = args[:0]
-		for _, l := range chunk {
-			args = append(args, task.ProjectID, task.TaskID, l.Seq, micros(l.Time), []byte(l.Output), streamOf(l))
-		}
-		if len(chunk) == sqliteChunk {
-			_, err = full.ExecContext(ctx, args...)
-		} else {
-			_, err = tx.ExecContext(ctx, sqliteInsertSQL(len(chunk)), args...)
-		}
+	if len(maybe) > 0 {
+		ranges, err := sqliteRanges(ctx, tx, task, w.last+1, maybe[len(maybe)-1].Seq)
 		if err != nil {
-			return w, w, fmt.Errorf("insert: %w", err)
+			return w, w, fmt.Errorf("read stored ranges: %w", err)
+		}
+		maybe = unstored(maybe, ranges)
+	}
+	insert := tx.StmtContext(ctx, s.insert)
+	for _, part := range [][]Line{maybe, fresh} {
+		for _, c := range makeChunks(part) {
+			if _, err := insert.ExecContext(ctx, sqliteChunkValues(task, c)...); err != nil {
+				return w, w, fmt.Errorf("insert: %w", err)
+			}
 		}
 	}
 	next, scanFrom := advanceWatermark(w, sorted)
 	if scanFrom > 0 {
-		err := tx.QueryRowContext(ctx, `SELECT a.seq FROM task_lines a
-			WHERE a.project_id = ? AND a.task_id = ? AND a.seq >= ? AND NOT EXISTS (
-				SELECT 1 FROM task_lines b WHERE b.project_id = a.project_id AND b.task_id = a.task_id AND b.seq = a.seq + 1)
-			ORDER BY a.seq LIMIT 1`, task.ProjectID, task.TaskID, scanFrom).Scan(&next.last)
+		ranges, err := sqliteRanges(ctx, tx, task, scanFrom, next.max)
 		if err != nil {
 			return w, w, fmt.Errorf("find gap: %w", err)
 		}
+		next.last = contiguousFrom(scanFrom, ranges)
 	}
 	if next == w {
 		return w, next, nil
@@ -259,42 +293,46 @@ func (s *sqliteStore) StderrSeqs(ctx context.Context, task TaskKey, fn func([]in
 	return stderrSeqs(ctx, s, task, fn)
 }
 
-func (s *sqliteStore) readStderrSeqs(ctx context.Context, task TaskKey, after int64, limit int) ([]int64, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT seq FROM task_lines
-		WHERE project_id = ? AND task_id = ? AND seq > ? AND stream = 1 ORDER BY seq LIMIT ?`,
-		task.ProjectID, task.TaskID, after, limit)
+func (s *sqliteStore) readChunks(ctx context.Context, task TaskKey, after int64, n int, stderrOnly bool) ([]chunk, error) {
+	q := `SELECT first_seq, last_seq, stderr, body FROM task_chunks WHERE project_id = ? AND task_id = ? AND last_seq > ?`
+	if stderrOnly {
+		q += ` AND stderr > 0`
+	}
+	rows, err := s.r.QueryContext(ctx, q+` ORDER BY last_seq LIMIT ?`, task.ProjectID, task.TaskID, after, n)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	return scanSeqs(rows)
-}
-
-// readLines reads up to limit lines after a Seq, skipping skip of them; a
-// non-zero budget ends the page early once that many bytes are held.
-func (s *sqliteStore) readLines(ctx context.Context, task TaskKey, after int64, skip, limit, budget int) ([]Line, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, time, output, stream FROM task_lines
-		WHERE project_id = ? AND task_id = ? AND seq > ? ORDER BY seq LIMIT ? OFFSET ?`,
-		task.ProjectID, task.TaskID, after, limit, skip)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	lines := []Line{}
-	held := 0
+	var out []chunk
 	for rows.Next() {
-		var l Line
-		var us, stream int64 // int64: database/sql's cheap path (an int16 goes through a string)
-		if err := rows.Scan(&l.Seq, &us, &l.Output, &stream); err != nil {
+		var c chunk
+		if err := rows.Scan(&c.first, &c.last, &c.stderr, &c.body); err != nil {
 			return nil, err
 		}
-		l.Time, l.Stderr = fromMicros(us), stream == 1
-		lines = append(lines, l)
-		if held += len(l.Output); budget > 0 && held >= budget {
-			break
-		}
+		out = append(out, c)
 	}
-	return lines, rows.Err()
+	return out, rows.Err()
+}
+
+// sqliteRanges lists, in order, the ranges of a task's chunks that hold a
+// Seq from..to, inside an append's transaction.
+func sqliteRanges(ctx context.Context, tx *sql.Tx, task TaskKey, from, to int64) ([]seqRange, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT first_seq, last_seq FROM task_chunks
+		WHERE project_id = ? AND task_id = ? AND last_seq >= ? AND first_seq <= ? ORDER BY last_seq`,
+		task.ProjectID, task.TaskID, from, to)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []seqRange
+	for rows.Next() {
+		var r seqRange
+		if err := rows.Scan(&r.first, &r.last); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 func (s *sqliteStore) WatchLines(ctx context.Context, fn func(LinesStored)) error {

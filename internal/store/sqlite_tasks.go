@@ -137,7 +137,7 @@ func (s *sqliteStore) DeleteTask(ctx context.Context, task TaskKey) error {
 		return s.failTask("delete", task, err)
 	}
 	defer tx.Rollback()
-	for _, table := range []string{"task_lines", "task_output", "task_summaries"} {
+	for _, table := range []string{"task_chunks", "task_output", "task_summaries"} {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE project_id = ? AND task_id = ?", task.ProjectID, task.TaskID); err != nil {
 			return s.failTask("delete from "+table, task, err)
 		}

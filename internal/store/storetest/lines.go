@@ -3,7 +3,9 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -395,3 +397,89 @@ func testPagesFromAnyOffsetAsTheWholeLogReads(t *testing.T, s store.Store) {
 	check("the deleted task's number started over")
 	checkSeqs(t, allLines(t, s, other), seqRange(1, 1500)...)
 }
+
+// testMatchesAModel sends batches of random ranges with holes, overlapping
+// what is stored in every way, and compares the store with a model after
+// each: the first copy of each Seq is kept, LastSeq is the highest Seq with
+// none missing below it, and pages at any offset, the stream and the
+// stderr Seqs give the stored lines in order. Batches run to 2,500 lines,
+// times go back as well as forward, and a few lines are 300 KiB, so that a
+// backend's runs of stored lines are cut every way it cuts them (by count,
+// by size, at holes).
+func testMatchesAModel(t *testing.T, s store.Store) {
+	r := rand.New(rand.NewPCG(22, 8))
+	const top = 6000
+	model := map[int64]store.Line{}
+	var next int64 = 1 // where an in-order batch, as a runner sends, starts
+	for round := range 40 {
+		from, n := 1+r.Int64N(top), 1+r.Int64N(2500)
+		if round%3 == 0 {
+			from = next
+		}
+		var batch []store.Line
+		for seq := from; seq < from+n && seq <= top; seq++ {
+			if round%3 != 0 && r.IntN(8) == 0 {
+				continue // a hole
+			}
+			l := store.Line{Seq: seq, Output: fmt.Sprintf("round %d line %d", round, seq), Stderr: r.IntN(3) == 0,
+				Time: base.Add(time.Duration(r.Int64N(2e9)-1e9) * time.Microsecond / 1000).Truncate(time.Microsecond)}
+			if r.IntN(1500) == 0 {
+				l.Output = strings.Repeat(string(rune('a'+round%26)), 300<<10)
+			}
+			batch = append(batch, l)
+			if _, ok := model[seq]; !ok {
+				model[seq] = l
+			}
+		}
+		r.Shuffle(len(batch), func(i, j int) { batch[i], batch[j] = batch[j], batch[i] })
+		mustAppend(t, s, task, batch)
+		for model[next].Seq == next {
+			next++
+		}
+
+		want := make([]store.Line, 0, len(model))
+		var stderr []int64
+		for seq := int64(1); seq <= top; seq++ {
+			if l, ok := model[seq]; ok {
+				want = append(want, l)
+				if l.Stderr {
+					stderr = append(stderr, seq)
+				}
+			}
+		}
+		step := fmt.Sprintf("after round %d (%d lines from %d)", round, len(batch), from)
+		checkLastSeq(t, s, task, next-1)
+		checkSame(t, step+", streamed", allLines(t, s, task), want)
+		for range 5 {
+			offset, limit := r.IntN(len(want)+2), []int{1, 7, 1000}[r.IntN(3)]
+			got, err := s.Lines(t.Context(), task, offset, limit)
+			if err != nil {
+				t.Fatalf("%s: Lines(%d, %d): %v", step, offset, limit, err)
+			}
+			checkSame(t, fmt.Sprintf("%s, Lines(%d, %d)", step, offset, limit), got, want[min(offset, len(want)):min(offset+limit, len(want))])
+		}
+		var gotStderr []int64
+		if err := s.StderrSeqs(t.Context(), task, func(seqs []int64) error { gotStderr = append(gotStderr, seqs...); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(gotStderr, stderr) {
+			t.Fatalf("%s: StderrSeqs gave %d Seqs, want %d", step, len(gotStderr), len(stderr))
+		}
+	}
+}
+
+// checkSame fails unless got and want hold the same lines in order.
+func checkSame(t *testing.T, what string, got, want []store.Line) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d lines, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if g, w := got[i], want[i]; g.Seq != w.Seq || g.Output != w.Output || !g.Time.Equal(w.Time) || g.Stderr != w.Stderr {
+			t.Fatalf("%s: line %d is seq %d %q %v stderr %v, want seq %d %q %v stderr %v", what, i,
+				g.Seq, trim(g.Output), g.Time, g.Stderr, w.Seq, trim(w.Output), w.Time, w.Stderr)
+		}
+	}
+}
+
+func trim(s string) string { return s[:min(len(s), 40)] }

@@ -28,6 +28,7 @@ func Run(t *testing.T, open Open) {
 		{"LastSeqStopsAtAGap", testLastSeqStopsAtAGap},
 		{"PagesAcrossAGap", testPagesAcrossAGap},
 		{"PagesFromAnyOffsetAsTheWholeLogReads", testPagesFromAnyOffsetAsTheWholeLogReads},
+		{"HoldsTheFirstCopyOfEachSeqWhateverTheBatches", testMatchesAModel},
 		{"RefusesInvalidArguments", testRefusesInvalidArguments},
 		{"KeepsTasksApart", testKeepsTasksApart},
 		{"Streams100000LinesInOrderWithFlatMemory", testStreamsManyLines},

@@ -1,0 +1,299 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Output is stored in chunks: one row of task_chunks (migration 8) holds a
+// run of a task's lines. A row per line cost SQLite about 4 µs a line to
+// insert, most of a live task's cost on the manager (docs/benchmarks.md,
+// "Lines in chunks"); a chunk of a thousand lines is one row.
+//
+// The rules that keep a chunk cheap to reason about:
+//   - A chunk holds consecutive Seqs, first_seq to last_seq, every one
+//     present. A task's chunks never overlap, so a Seq is stored exactly
+//     when some chunk's range holds it: a resend is recognised from the
+//     ranges alone, without reading a body, and the watermark's gap search
+//     walks ranges.
+//   - A chunk holds at most chunkMaxLines lines, and a line is added only
+//     while the body stays within chunkMaxBytes (a longer line is a chunk
+//     on its own), so a page's read decodes a bounded amount.
+//   - The body is a format byte, then for each line: a varint of its time
+//     in microseconds, as the difference from the line before (the first
+//     line's from zero); a uvarint of its length times two, plus one for a
+//     stderr line; its bytes. The Seqs are implicit.
+//   - stderr counts the chunk's stderr lines, so that the search for them
+//     skips chunks that have none.
+const (
+	chunkFormat   = 1
+	chunkMaxLines = 1000
+	chunkMaxBytes = 256 << 10
+)
+
+// chunk is one row of task_chunks. body is a string: the lines of a page
+// read from it are slices of it, one copy per chunk instead of one per line.
+type chunk struct {
+	first, last int64
+	stderr      int
+	body        string
+}
+
+// seqRange is the Seqs one stored chunk holds.
+type seqRange struct{ first, last int64 }
+
+// makeChunks cuts sorted lines of distinct Seqs into chunks.
+func makeChunks(lines []Line) []chunk {
+	var out []chunk
+	for len(lines) > 0 {
+		n, size := 1, len(lines[0].Output)
+		for n < len(lines) && n < chunkMaxLines && lines[n].Seq == lines[n-1].Seq+1 && size+len(lines[n].Output) <= chunkMaxBytes {
+			size += len(lines[n].Output)
+			n++
+		}
+		out = append(out, encodeChunk(lines[:n], size))
+		lines = lines[n:]
+	}
+	return out
+}
+
+// encodeChunk encodes a run of consecutive lines holding size bytes of text.
+func encodeChunk(run []Line, size int) chunk {
+	var b strings.Builder
+	b.Grow(1 + size + 12*len(run))
+	b.WriteByte(chunkFormat)
+	c := chunk{first: run[0].Seq, last: run[len(run)-1].Seq}
+	var prev int64
+	for _, l := range run {
+		us := micros(l.Time)
+		putVarint(&b, us-prev)
+		prev = us
+		n := uint64(len(l.Output)) << 1
+		if l.Stderr {
+			n |= 1
+			c.stderr++
+		}
+		putUvarint(&b, n)
+		b.WriteString(l.Output)
+	}
+	c.body = b.String()
+	return c
+}
+
+func putUvarint(b *strings.Builder, v uint64) {
+	for v >= 0x80 {
+		b.WriteByte(byte(v) | 0x80)
+		v >>= 7
+	}
+	b.WriteByte(byte(v))
+}
+
+func putVarint(b *strings.Builder, v int64) {
+	putUvarint(b, uint64(v<<1)^uint64(v>>63)) // zigzag: small negatives stay short
+}
+
+// errCorruptChunk is what reading a body that does not decode returns: a
+// damaged database, never a panic.
+func errCorruptChunk(c chunk, why string) error {
+	return fmt.Errorf("chunk %d-%d does not decode: %s", c.first, c.last, why)
+}
+
+// eachLine calls fn with the chunk's lines whose Seq is above after, in
+// order, until fn returns false. A line's Output is a slice of the body.
+func (c chunk) eachLine(after int64, fn func(Line) bool) error {
+	if c.last < c.first || c.body == "" || c.body[0] != chunkFormat {
+		return errCorruptChunk(c, "bad header")
+	}
+	body := c.body[1:]
+	var at int64
+	for seq := c.first; seq <= c.last; seq++ {
+		delta, ok := readUvarint(&body)
+		if !ok {
+			return errCorruptChunk(c, "truncated time")
+		}
+		at += int64(delta>>1) ^ -int64(delta&1)
+		n, ok := readUvarint(&body)
+		if !ok || n>>1 > uint64(len(body)) {
+			return errCorruptChunk(c, "truncated line")
+		}
+		text := body[:n>>1]
+		body = body[n>>1:]
+		if seq <= after {
+			continue
+		}
+		if !fn(Line{Seq: seq, Time: fromMicros(at), Output: text, Stderr: n&1 == 1}) {
+			return nil
+		}
+	}
+	if body != "" {
+		return errCorruptChunk(c, "bytes after the last line")
+	}
+	return nil
+}
+
+func readUvarint(s *string) (uint64, bool) {
+	var v uint64
+	for i := 0; i < len(*s) && i < 10; i++ {
+		b := (*s)[i]
+		v |= uint64(b&0x7f) << (7 * i)
+		if b < 0x80 {
+			*s = (*s)[i+1:]
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// unstored drops from sorted lines those whose Seq a stored range holds;
+// ranges are sorted and disjoint.
+func unstored(sorted []Line, ranges []seqRange) []Line {
+	out := sorted[:0:0]
+	for _, l := range sorted {
+		for len(ranges) > 0 && ranges[0].last < l.Seq {
+			ranges = ranges[1:]
+		}
+		if len(ranges) == 0 || l.Seq < ranges[0].first {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// contiguousFrom is the highest Seq reached from a stored Seq with none
+// missing, given the sorted ranges of chunks that end at or after it: the
+// watermark's search once a batch filled a pending gap.
+func contiguousFrom(seq int64, ranges []seqRange) int64 {
+	for _, r := range ranges {
+		if r.first > seq+1 {
+			break
+		}
+		seq = max(seq, r.last)
+	}
+	return seq
+}
+
+// chunkReader is what the shared read paths need of a backend: up to n
+// chunks of a task, in Seq order, that hold a Seq above after (with
+// stderrOnly, only chunks holding a stderr line).
+type chunkReader interface {
+	readChunks(ctx context.Context, task TaskKey, after int64, n int, stderrOnly bool) ([]chunk, error)
+}
+
+// A read asks for few chunks first and twice as many each time it needs
+// more, up to chunkRowsPerRead: a page usually ends in the first two
+// chunks (the one holding its first line, and the next), and a read of
+// rows it does not use costs their bodies (SQLite reads every overflow
+// page of a row it steps to; PostgreSQL sends the whole result). The
+// lines still wanted bound it too, since a chunk holds one line at least.
+const (
+	chunkRowsFirstRead = 2
+	chunkRowsPerRead   = 64
+)
+
+// readLines reads up to limit lines after a Seq, skipping skip of them; a
+// non-zero budget ends the page early once that many bytes are held.
+func readLines(ctx context.Context, r chunkReader, task TaskKey, after int64, skip, limit, budget int) ([]Line, error) {
+	lines := []Line{}
+	held := 0
+	for rows := chunkRowsFirstRead; ; rows = min(2*rows, chunkRowsPerRead) {
+		want := min(limit-len(lines)+skip, rows)
+		cs, err := r.readChunks(ctx, task, after, want, false)
+		if err != nil {
+			return nil, err
+		}
+		full := false
+		for _, c := range cs {
+			err := c.eachLine(after, func(l Line) bool {
+				if skip > 0 {
+					skip--
+					return true
+				}
+				lines = append(lines, l)
+				held += len(l.Output)
+				full = len(lines) == limit || budget > 0 && held >= budget
+				return !full
+			})
+			if err != nil || full {
+				return lines, err
+			}
+			after = c.last
+		}
+		if len(cs) < want {
+			return lines, nil
+		}
+	}
+}
+
+// readStderrSeqs reads up to limit Seqs of stderr lines after a Seq.
+func readStderrSeqs(ctx context.Context, r chunkReader, task TaskKey, after int64, limit int) ([]int64, error) {
+	seqs := []int64{}
+	for rows := chunkRowsFirstRead; ; rows = min(2*rows, chunkRowsPerRead) {
+		cs, err := r.readChunks(ctx, task, after, rows, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			err := c.eachLine(after, func(l Line) bool {
+				if l.Stderr {
+					seqs = append(seqs, l.Seq)
+				}
+				return len(seqs) < limit
+			})
+			if err != nil || len(seqs) == limit {
+				return seqs, err
+			}
+			after = c.last
+		}
+		if len(cs) < rows {
+			return seqs, nil
+		}
+	}
+}
+
+// taskLine is a line of task_lines, read by the migration to chunks.
+type taskLine struct {
+	task TaskKey
+	Line
+}
+
+// linesToChunks is the migration that moved output from task_lines (a row
+// a line) into task_chunks: once its SQL has made task_chunks, each
+// backend copies the lines over with convertLines, then drops task_lines.
+const linesToChunks = 8
+
+// convertLinesPage is how many rows of task_lines the migration reads at a
+// time, so that converting a large database holds little in memory.
+const convertLinesPage = 10_000
+
+// convertLines copies task_lines into chunks. page reads the lines after a
+// key in key order; store writes one task's chunks. A run of lines cut by
+// a page's end becomes two chunks side by side, which is as valid as one.
+func convertLines(page func(after taskLine, n int) ([]taskLine, error), store func(TaskKey, []chunk) error) error {
+	var after taskLine
+	for {
+		rows, err := page(after, convertLinesPage)
+		if err != nil {
+			return fmt.Errorf("read task_lines: %w", err)
+		}
+		read := len(rows)
+		for len(rows) > 0 {
+			n := 1
+			for n < len(rows) && rows[n].task == rows[0].task {
+				n++
+			}
+			run := make([]Line, n)
+			for i, r := range rows[:n] {
+				run[i] = r.Line
+			}
+			if err := store(rows[0].task, makeChunks(run)); err != nil {
+				return fmt.Errorf("write task_chunks: %w", err)
+			}
+			after = rows[n-1]
+			rows = rows[n:]
+		}
+		if read < convertLinesPage {
+			return nil
+		}
+	}
+}

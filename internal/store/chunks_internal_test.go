@@ -1,0 +1,239 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestMakeChunks_cutsAtCountSizeAndHoles(t *testing.T) {
+	var ls []Line
+	for seq := int64(1); seq <= 2500; seq++ {
+		ls = append(ls, Line{Seq: seq, Output: "x"})
+	}
+	ls = append(ls, Line{Seq: 2502, Output: "after a hole"})
+	ls = append(ls, Line{Seq: 2503, Output: strings.Repeat("y", chunkMaxBytes+1)}) // longer than a chunk: alone
+	ls = append(ls, Line{Seq: 2504, Output: strings.Repeat("z", chunkMaxBytes-10)})
+	ls = append(ls, Line{Seq: 2505, Output: strings.Repeat("z", 11)}) // would pass the size: next chunk
+	var got []seqRange
+	for _, c := range makeChunks(ls) {
+		got = append(got, seqRange{c.first, c.last})
+	}
+	want := []seqRange{{1, 1000}, {1001, 2000}, {2001, 2500}, {2502, 2502}, {2503, 2503}, {2504, 2504}, {2505, 2505}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("chunks %v, want %v", got, want)
+	}
+}
+
+func TestChunk_readsBackEveryLineAfterASeq(t *testing.T) {
+	at := time.Date(2026, 11, 27, 8, 0, 0, 123456000, time.UTC)
+	run := []Line{
+		{Seq: 7, Time: at, Output: "first"},
+		{Seq: 8, Time: at.Add(-3 * time.Second), Output: "", Stderr: true}, // time goes back; empty line
+		{Seq: 9, Time: at.Add(time.Hour), Output: "nul \x00 and \xff bytes", Stderr: true},
+		{Seq: 10, Time: time.UnixMicro(0).UTC(), Output: strings.Repeat("é", 200)},
+	}
+	c := makeChunks(run)[0]
+	if c.stderr != 2 {
+		t.Fatalf("stderr count %d, want 2", c.stderr)
+	}
+	for after := int64(0); after <= 10; after++ {
+		var got []Line
+		if err := c.eachLine(after, func(l Line) bool { got = append(got, l); return true }); err != nil {
+			t.Fatal(err)
+		}
+		want := run[max(0, min(len(run), int(after)-6)):]
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("after %d: %v, want %v", after, got, want)
+		}
+	}
+	n := 0
+	if err := c.eachLine(0, func(Line) bool { n++; return n < 2 }); err != nil || n != 2 {
+		t.Fatalf("stopped after %d lines (%v), want 2", n, err)
+	}
+}
+
+// A body that does not decode (a damaged file, a row written by hand) is an
+// error naming the chunk, never a panic or a wrong line.
+func TestChunk_refusesABodyThatDoesNotDecode(t *testing.T) {
+	good := makeChunks([]Line{{Seq: 1, Output: "one"}, {Seq: 2, Output: "two"}})[0]
+	for name, c := range map[string]chunk{
+		"empty":           {first: 1, last: 2, body: ""},
+		"unknown format":  {first: 1, last: 2, body: "\x02" + good.body[1:]},
+		"truncated":       {first: 1, last: 2, body: good.body[:len(good.body)-2]},
+		"fewer lines":     {first: 1, last: 3, body: good.body},
+		"more lines":      {first: 1, last: 1, body: good.body},
+		"length past end": {first: 1, last: 1, body: "\x01\x00\xff\x01"},
+		"endless varint":  {first: 1, last: 1, body: "\x01" + strings.Repeat("\xff", 20)},
+		"range backwards": {first: 2, last: 1, body: good.body},
+	} {
+		if err := c.eachLine(0, func(Line) bool { return true }); err == nil || !strings.Contains(err.Error(), "does not decode") {
+			t.Errorf("%s: %v, want a decoding error", name, err)
+		}
+	}
+}
+
+func FuzzChunk_decodesOrRefuses(f *testing.F) {
+	f.Add(makeChunks([]Line{{Seq: 1, Output: "one"}, {Seq: 2, Output: "two", Stderr: true}})[0].body, int64(2))
+	f.Add("\x01\x00\x00", int64(1))
+	f.Fuzz(func(t *testing.T, body string, n int64) {
+		c := chunk{first: 1, last: min(max(n, 1), 1<<20), body: body}
+		_ = c.eachLine(0, func(l Line) bool { return true })
+	})
+}
+
+// lineFixture is what a database held before migration 8: two tasks,
+// one with a pending gap, stderr lines, raw bytes, and more lines than the
+// migration reads at a time.
+func lineFixture() map[TaskKey][]Line {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
+	big := TaskKey{ProjectID: 1, TaskID: 1}
+	gap := TaskKey{ProjectID: 2, TaskID: 1}
+	out := map[TaskKey][]Line{}
+	for seq := int64(1); seq <= convertLinesPage+2345; seq++ {
+		out[big] = append(out[big], Line{Seq: seq, Time: at.Add(time.Duration(seq) * time.Millisecond), Output: fmt.Sprintf("line %d", seq), Stderr: seq%7 == 0})
+	}
+	for _, seq := range []int64{1, 2, 3, 5, 6} {
+		out[gap] = append(out[gap], Line{Seq: seq, Time: at, Output: "raw \x00\xff " + fmt.Sprint(seq), Stderr: seq == 5})
+	}
+	return out
+}
+
+// checkConverted reads every line of the fixture back through the store,
+// then appends after it, as a task still running across the upgrade would.
+func checkConverted(t *testing.T, s Store, fixture map[TaskKey][]Line, last map[TaskKey]int64) {
+	t.Helper()
+	for task, want := range fixture {
+		var got []Line
+		if err := s.StreamLines(t.Context(), task, func(l Line) error { got = append(got, l); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("task %v: %d lines after the migration, want the %d before", task, len(got), len(want))
+		}
+		if page, err := s.Lines(t.Context(), task, 3, 2); err != nil || fmt.Sprint(page) != fmt.Sprint(want[3:5]) {
+			t.Fatalf("task %v: Lines(3, 2) = %v, %v; want %v", task, page, err, want[3:5])
+		}
+		var stderr, wantStderr []int64
+		for _, l := range want {
+			if l.Stderr {
+				wantStderr = append(wantStderr, l.Seq)
+			}
+		}
+		if err := s.StderrSeqs(t.Context(), task, func(seqs []int64) error { stderr = append(stderr, seqs...); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(stderr) != fmt.Sprint(wantStderr) {
+			t.Fatalf("task %v: stderr Seqs %v, want %v", task, stderr, wantStderr)
+		}
+		if n, err := s.LastSeq(t.Context(), task); err != nil || n != last[task] {
+			t.Fatalf("task %v: LastSeq %d (%v), want %d", task, n, err, last[task])
+		}
+	}
+	gap := TaskKey{ProjectID: 2, TaskID: 1}
+	if err := s.AppendLines(t.Context(), gap, []Line{{Seq: 3, Output: "resent"}, {Seq: 4, Output: "fills the gap"}, {Seq: 7, Output: "new"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Lines(t.Context(), gap, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, l := range got {
+		texts = append(texts, fmt.Sprintf("%d %q", l.Seq, l.Output))
+	}
+	want := `[1 "raw \x00\xff 1" 2 "raw \x00\xff 2" 3 "raw \x00\xff 3" 4 "fills the gap" 5 "raw \x00\xff 5" 6 "raw \x00\xff 6" 7 "new"]`
+	if fmt.Sprint(texts) != want {
+		t.Fatalf("after appending: %v, want %s", texts, want)
+	}
+	if n, _ := s.LastSeq(t.Context(), gap); n != 7 {
+		t.Fatalf("LastSeq after filling the gap: %d, want 7", n)
+	}
+}
+
+var fixtureLast = map[TaskKey]int64{{1, 1}: convertLinesPage + 2345, {2, 1}: 3}
+
+func TestSQLite_migrationToChunksKeepsEveryLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1) // one connection: BEGIN and COMMIT below are one transaction
+	ctx := t.Context()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`CREATE TABLE schema_version (version INTEGER NOT NULL)`)
+	for _, m := range sqliteMigrations[:linesToChunks-1] {
+		exec(m)
+	}
+	exec(`INSERT INTO schema_version (version) VALUES (?)`, linesToChunks-1)
+	fixture := lineFixture()
+	exec(`BEGIN`)
+	for task, ls := range fixture {
+		for _, l := range ls {
+			exec(`INSERT INTO task_lines (project_id, task_id, seq, time, output, stream) VALUES (?, ?, ?, ?, ?, ?)`,
+				task.ProjectID, task.TaskID, l.Seq, micros(l.Time), []byte(l.Output), map[bool]int{true: 1}[l.Stderr])
+		}
+		exec(`INSERT INTO task_output (project_id, task_id, last_seq, max_seq) VALUES (?, ?, ?, ?)`,
+			task.ProjectID, task.TaskID, fixtureLast[task], ls[len(ls)-1].Seq)
+	}
+	exec(`COMMIT`)
+	db.Close()
+
+	s := mustOpenInternal(t, path)
+	checkConverted(t, s, fixture, fixtureLast)
+	if err := s.(*sqliteStore).r.QueryRowContext(ctx, `SELECT 1 FROM task_lines`).Scan(new(int)); err == nil || !strings.Contains(err.Error(), "no such table") {
+		t.Fatalf("task_lines after the migration: %v, want it dropped", err)
+	}
+}
+
+func TestPostgres_migrationToChunksKeepsEveryLine(t *testing.T) {
+	dsn := PostgresServer(t).NewDatabase(t)
+	ctx := t.Context()
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`CREATE TABLE schema_version (version INTEGER NOT NULL)`)
+	for _, m := range postgresMigrations[:linesToChunks-1] {
+		exec(m)
+	}
+	exec(`INSERT INTO schema_version (version) VALUES ($1)`, linesToChunks-1)
+	fixture := lineFixture()
+	for task, ls := range fixture {
+		rows := make([][]any, len(ls))
+		for i, l := range ls {
+			rows[i] = []any{task.ProjectID, task.TaskID, l.Seq, l.Time, []byte(l.Output), int16(map[bool]int{true: 1}[l.Stderr])}
+		}
+		if _, err := db.CopyFrom(ctx, pgx.Identifier{"task_lines"}, []string{"project_id", "task_id", "seq", "time", "output", "stream"}, pgx.CopyFromRows(rows)); err != nil {
+			t.Fatal(err)
+		}
+		exec(`INSERT INTO task_output (project_id, task_id, last_seq, max_seq) VALUES ($1, $2, $3, $4)`,
+			task.ProjectID, task.TaskID, fixtureLast[task], ls[len(ls)-1].Seq)
+	}
+
+	s := mustOpenInternal(t, dsn)
+	checkConverted(t, s, fixture, fixtureLast)
+	if _, err := db.Exec(ctx, `SELECT 1 FROM task_lines`); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("task_lines after the migration: %v, want it dropped", err)
+	}
+}
