@@ -169,7 +169,7 @@ func (s *postgresStore) appendTx(ctx context.Context, tx pgx.Tx, task TaskKey, s
 	// stored there.
 	maybe, fresh := splitBatch(w, sorted)
 	if len(maybe) > 0 {
-		ranges, err := postgresRanges(ctx, tx, task, w.last+1, maybe[len(maybe)-1].Seq)
+		ranges, err := postgresRanges(ctx, tx, task, maybe[0].Seq, maybe[len(maybe)-1].Seq)
 		if err != nil {
 			return w, w, fmt.Errorf("read stored ranges: %w", err)
 		}

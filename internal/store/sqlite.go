@@ -230,7 +230,7 @@ func (s *sqliteStore) appendTx(ctx context.Context, tx *sql.Tx, task TaskKey, so
 	// against the chunks stored there.
 	maybe, fresh := splitBatch(w, sorted)
 	if len(maybe) > 0 {
-		ranges, err := sqliteRanges(ctx, tx, task, w.last+1, maybe[len(maybe)-1].Seq)
+		ranges, err := sqliteRanges(ctx, tx, task, maybe[0].Seq, maybe[len(maybe)-1].Seq)
 		if err != nil {
 			return w, w, fmt.Errorf("read stored ranges: %w", err)
 		}
