@@ -107,7 +107,10 @@ func (c chunk) eachLine(after int64, fn func(Line) bool) error {
 	}
 	body := c.body[1:]
 	var at int64
-	for seq := c.first; seq <= c.last; seq++ {
+	// Counted, not compared: a chunk ending at the highest int64 (a Seq a
+	// runner may send) would otherwise never end.
+	for i, n := int64(0), c.last-c.first; i <= n; i++ {
+		seq := c.first + i
 		delta, ok := readUvarint(&body)
 		if !ok {
 			return errCorruptChunk(c, "truncated time")

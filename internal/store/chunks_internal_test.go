@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,11 @@ func TestChunk_readsBackEveryLineAfterASeq(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("after %d: %v, want %v", after, got, want)
 		}
+	}
+	top := makeChunks([]Line{{Seq: math.MaxInt64 - 1, Output: "next to last"}, {Seq: math.MaxInt64, Output: "the last Seq there is"}})[0]
+	var got []string
+	if err := top.eachLine(0, func(l Line) bool { got = append(got, l.Output); return true }); err != nil || len(got) != 2 {
+		t.Fatalf("a chunk ending at the highest Seq: %q, %v", got, err)
 	}
 	n := 0
 	if err := c.eachLine(0, func(Line) bool { n++; return n < 2 }); err != nil || n != 2 {

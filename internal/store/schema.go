@@ -326,5 +326,3 @@ func eventDest(e *Event, created any) []any {
 	return []any{&e.ID, &e.ProjectID, &e.UserID, &e.ObjectID, &e.IntegrationID,
 		&e.ObjectType, &e.ObjectName, &e.ProjectName, &e.Username, &e.Description, created}
 }
-
-
