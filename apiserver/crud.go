@@ -64,7 +64,7 @@ func (s *Server) createObject(ctx context.Context, a *projectAccess, obj client.
 	ns := a.namespace()
 	id, err := s.opts.IDs.Next(ctx, ns, counter)
 	if err != nil {
-		return 0, err
+		return 0, nothingMade{err}
 	}
 	labels := obj.GetLabels()
 	if labels == nil {
@@ -81,6 +81,12 @@ func (s *Server) createObject(ctx context.Context, a *projectAccess, obj client.
 	}
 	return id, s.waitCached(ctx, obj)
 }
+
+// nothingMade is a createObject failure before its create was sent: the
+// object certainly does not exist.
+type nothingMade struct{ error }
+
+func (e nothingMade) Unwrap() error { return e.error }
 
 // updateObject applies change to the latest version of obj (read from the
 // apiserver), retrying when someone else wrote in between, and waits until

@@ -28,7 +28,9 @@ import (
 // {"message": "..."} saying why when the request was authentic for some
 // integration but started nothing (a replayed GitHub delivery among them:
 // "replay", see webhook_replay.go); 401 when it was authentic for none;
-// 404 for an unknown alias; 413 for a body over maxWebhookBody.
+// 404 for an unknown alias; 413 for a body over maxWebhookBody; 503 when
+// the cluster did not confirm a task's creation, so that it may have
+// started (errTaskMayHaveStarted: a GitHub delivery is then not run again).
 //
 // Webhooks come from servers, which send no Origin or Sec-Fetch-Site
 // header, so the cross-origin check (csrf.go) lets them through; the
@@ -129,7 +131,7 @@ func (s *Server) deliver(ctx context.Context, a *projectAccess, in *bastionv1.In
 		return delivery{authentic: true, reason: replayReason(req)}, nil
 	}
 	d, err := s.runDelivery(ctx, a, in, req)
-	if !d.started {
+	if !d.started && !errors.Is(err, errTaskMayHaveStarted) {
 		s.deliveries.release(ctx, keys, at) // it ran nothing: a redelivery may run
 	}
 	return d, err

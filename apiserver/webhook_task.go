@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
@@ -115,16 +118,36 @@ func webhookTask(in *bastionv1.Integration, template *bastionv1.Template, values
 	return task, nil
 }
 
+// errTaskMayHaveStarted is a webhook task's create whose outcome is not
+// known: the request to the apiserver failed without a refusal (a timeout,
+// a connection cut, a 5xx), and the apiserver may have made the Task all
+// the same. The delivery then counts as run (a GitHub delivery keeps its
+// claim, webhook_replay.go): running a deployment twice is worse than
+// asking its owner to start it again, so the delivery is run at most once.
+var errTaskMayHaveStarted = &statusError{http.StatusServiceUnavailable,
+	"the cluster did not confirm the task's creation, so it may have started: check the project's tasks before starting it again; " +
+		"a GitHub delivery is not run again (its redelivery is answered replay)"}
+
 // startWebhookTask creates the task (the TaskReconciler does the rest) and
-// records who started it.
+// records who started it. An error other than errTaskMayHaveStarted means
+// no task was made.
 func (s *Server) startWebhookTask(ctx context.Context, a *projectAccess, in *bastionv1.Integration, template *bastionv1.Template, values map[string]json.RawMessage) error {
 	task, err := webhookTask(in, template, values)
 	if err != nil {
 		return err
 	}
 	taskID, err := s.createObject(ctx, a, task, ids.CounterTask, template.Spec.DisplayName)
-	if err != nil {
+	switch {
+	case err == nil:
+	case taskID != 0:
+		// Made, not yet seen in the cache (createObject's wait): the
+		// reconciler will run it all the same.
+		logAPI().Error(err, "a webhook's task was made but not yet seen", "integration", in.Name, "task", task.Name)
+	case createRefused(err):
 		return err
+	default:
+		logAPI().Error(err, "a webhook's task create has no answer; it may have started", "integration", in.Name)
+		return errTaskMayHaveStarted
 	}
 	_, err = s.opts.Store.AddEvent(ctx, store.Event{
 		ProjectID: a.id, ProjectName: a.project.Spec.DisplayName, IntegrationID: idOf(in),
@@ -135,4 +158,20 @@ func (s *Server) startWebhookTask(ctx context.Context, a *projectAccess, in *bas
 		logAPI().Error(err, "recording a webhook's task", "integration", in.Name, "task", task.Name)
 	}
 	return nil
+}
+
+// createRefused tells a createObject failure after which nothing was made
+// (its id allocation failed, or the apiserver refused the create with a
+// 4xx: invalid, forbidden, a name taken, too many requests) from one whose
+// outcome is unknown.
+func createRefused(err error) bool {
+	var status apierrors.APIStatus
+	switch {
+	case errors.As(err, new(nothingMade)):
+		return true
+	case errors.As(err, &status):
+		code := status.Status().Code
+		return code >= 400 && code < 500 && code != http.StatusRequestTimeout
+	}
+	return false
 }

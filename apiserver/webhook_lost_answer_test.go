@@ -1,0 +1,124 @@
+package apiserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/apiserver"
+)
+
+// taskCreates wraps the API's client and makes the next Task create fail
+// in one of the ways a real one can: its answer lost after the apiserver
+// made the Task, or refused before anything was made.
+type taskCreates struct {
+	client.Client
+	next atomic.Value // func(ctx, obj, opts) error, used once
+}
+
+func (c *taskCreates) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if _, ok := obj.(*bastionv1.Task); ok {
+		if fault, _ := c.next.Swap(func(context.Context, client.Object, ...client.CreateOption) error { return nil }).(func(context.Context, client.Object, ...client.CreateOption) error); fault != nil {
+			if err := fault(ctx, obj, opts...); err != nil {
+				return err
+			}
+		}
+	}
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+// A GitHub delivery's claim (webhook_replay.go) used to be given
+// back whenever starting the task failed, so a create whose answer was
+// lost, though the apiserver had made the Task, was run again by GitHub's
+// redelivery. Now a delivery whose create got no answer is answered 503
+// saying the task may have started, keeps its claim, and its redelivery is
+// answered replay: the task runs at most once. A create the apiserver
+// refused made nothing, so its redelivery runs.
+func TestWebhook_aGitHubDeliveryWhoseCreateGotNoAnswerRunsAtMostOnce(t *testing.T) {
+	e := startEnv(t)
+	f := newHookFixture(t, e)
+	name, hook := f.integration(t, map[string]any{"name": "Lost answers", "auth_method": "github", "auth_secret_id": f.keyID}, pushMatchers[:1], nil)
+	faults := &taskCreates{}
+	srv := e.serve(t, func(_ string, o *apiserver.Options) { faults.Client = o.Client; o.Client = faults })
+	u, err := url.Parse(hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook = srv + u.Path
+	tasks := func() int { return len(e.tasksOf(t, f.ns, name)) }
+	send := func(commit string) (int, string) {
+		body := []byte(strings.Replace(string(pushBody), "abc123", commit, 1))
+		code, data := deliver(t, hook, body, map[string]string{"X-GitHub-Event": "push", "X-GitHub-Delivery": "delivery-" + commit,
+			"X-Hub-Signature-256": "sha256=" + hmacHex(webhookCanary, body)})
+		return code, string(data)
+	}
+	made := func(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+		return faults.Client.Create(ctx, obj, opts...)
+	}
+
+	want := 0
+	for _, lost := range []struct {
+		name  string
+		fault func(context.Context, client.Object, ...client.CreateOption) error
+	}{
+		{"the connection cut after the request", func(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+			if err := made(ctx, obj, opts...); err != nil {
+				return err
+			}
+			return fmt.Errorf("Post \"https://apiserver/apis/bastion.dev/v1alpha1/tasks\": %w", io.ErrUnexpectedEOF)
+		}},
+		{"the apiserver's timeout after its write", func(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+			if err := made(ctx, obj, opts...); err != nil {
+				return err
+			}
+			return apierrors.NewTimeoutError("request did not complete within the allowed duration", 0)
+		}},
+	} {
+		commit := fmt.Sprintf("lost%d", want)
+		faults.next.Store(lost.fault)
+		code, data := send(commit)
+		var msg struct{ Error string }
+		_ = json.Unmarshal([]byte(data), &msg)
+		if code != http.StatusServiceUnavailable || !strings.Contains(msg.Error, "it may have started") {
+			t.Fatalf("%s: answered %d %s, want 503 saying the task may have started", lost.name, code, data)
+		}
+		if want++; tasks() != want {
+			t.Fatalf("%s: %d tasks, want %d (the apiserver made this one)", lost.name, tasks(), want)
+		}
+		code, data = send(commit)
+		if code != http.StatusOK || !strings.Contains(data, "replay") {
+			t.Fatalf("%s: the redelivery answered %d %s, want 200 saying replay", lost.name, code, data)
+		}
+		if tasks() != want {
+			t.Fatalf("%s: the redelivery ran the task again: %d tasks, want %d", lost.name, tasks(), want)
+		}
+	}
+
+	faults.next.Store(func(_ context.Context, obj client.Object, _ ...client.CreateOption) error {
+		return apierrors.NewForbidden(schema.GroupResource{Group: bastionv1.GroupVersion.Group, Resource: "tasks"}, obj.GetName(), errors.New("refused by the test"))
+	})
+	if code, data := send("refused"); code == http.StatusNoContent || code == http.StatusServiceUnavailable {
+		t.Fatalf("a refused create answered %d %s, want an error that does not say the task may have started", code, data)
+	}
+	if tasks() != want {
+		t.Fatalf("a refused create made a task: %d, want %d", tasks(), want)
+	}
+	if code, data := send("refused"); code != http.StatusNoContent {
+		t.Fatalf("the redelivery of a delivery that made nothing answered %d %s, want 204", code, data)
+	}
+	if want++; tasks() != want {
+		t.Fatalf("%d tasks after the redelivery of the refused delivery, want %d", tasks(), want)
+	}
+}
