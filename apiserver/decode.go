@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -157,6 +158,12 @@ func failErr(w http.ResponseWriter, r *http.Request, err error) {
 		fail(w, http.StatusNotFound, "not found")
 	case apierrors.IsConflict(err):
 		fail(w, http.StatusConflict, "the object was changed by someone else; reload and try again")
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
+		// A call inside the request ran out of time (the store's bound,
+		// store.Bounded), not the request itself: the server cannot
+		// answer now, and a retry may succeed.
+		logAPI().Error(err, "request failed", "method", r.Method, "path", r.URL.Path)
+		fail(w, http.StatusServiceUnavailable, "the server could not answer in time (a store or cluster call ran out of time); try again")
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
 		// The apiserver's own validation (CRD schema, CEL rules): its
 		// message names the field and the rule, never a secret.

@@ -274,6 +274,12 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 }
 
 // trustedProxiesUsage is the help of --trusted-proxies, here and in dev.
+// storeCallLimit bounds each call to the output store (store.Bounded):
+// far above what a call takes (milliseconds; a 4 MiB batch with its fsync
+// well under a second), so that only a store that stopped answering meets
+// it, and then each request fails instead of waiting for ever.
+const storeCallLimit = 10 * time.Second
+
 const trustedProxiesUsage = "reverse proxies (CIDRs or addresses, comma-separated) whose X-Forwarded-For gives the client's address for the sign-in limits and whose X-Forwarded-Host may name this server for the websocket; from any other peer those headers are ignored"
 
 // listen binds the API address before anything else starts, so that a busy
@@ -328,7 +334,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	if err != nil {
 		return nil, fmt.Errorf("opening the output store: %w", err)
 	}
-	output := metrics.InstrumentStore(opened)
+	output := metrics.InstrumentStore(store.Bounded(opened, storeCallLimit))
 	if err := metrics.RegisterTaskCollector(mgr.GetCache()); err != nil {
 		return nil, err
 	}

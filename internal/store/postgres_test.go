@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bastion-dev/bastion/internal/store"
+	"github.com/bastion-dev/bastion/internal/store/pgtest"
 	"github.com/bastion-dev/bastion/internal/store/storetest"
 )
 
@@ -433,5 +435,52 @@ func TestPostgres_aReplicaAnswersFromMemoryOnlyWhileItsFeedIsLive(t *testing.T) 
 	dropRows()
 	if n := count(12); n != 8 {
 		t.Fatalf("with the feed live, Lines gave %d of the 8 lines just stored, want them from memory", n)
+	}
+}
+
+// A PostgreSQL that stops answering (frozen, its connections still open)
+// used to hold every call to the store for ever: sign-in, the credential
+// check of each request, a runner's batch. Bounded fails each call once
+// its limit has passed, with context.DeadlineExceeded, through pooled
+// connections and new ones alike, and the store answers again once the
+// server does.
+func TestPostgres_aFrozenServerFailsBoundedCallsInsteadOfHoldingThem(t *testing.T) {
+	srv, err := pgtest.Start() // its own server: freezing the shared one would stall other tests
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	const limit = time.Second
+	s := store.Bounded(mustOpen(t, srv.NewDatabase(t)), limit)
+	key := store.TaskKey{ProjectID: 1, TaskID: 1}
+	appendEventually(t, s, key, mkLines(1, 10))
+
+	thaw := srv.Freeze()
+	defer thaw()
+	ctx := t.Context()
+	for name, call := range map[string]func() error{
+		"Credential": func() error { _, err := s.Credential(ctx, strings.Repeat("a", 64)); return err },
+		"SignInAttempt": func() error {
+			_, err := s.SignInAttempt(ctx, "admin", "10.0.0.1", store.SignInWindow{Now: time.Now(), Window: time.Minute, MaxGuessers: 8}, func(store.SignInRecord) bool { return true })
+			return err
+		},
+		"AppendLines": func() error { return s.AppendLines(ctx, key, mkLines(11, 20)) },
+		"Lines":       func() error { _, err := s.Lines(ctx, key, 0, 10); return err },
+	} {
+		start := time.Now()
+		err := call()
+		if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took > limit+2*time.Second {
+			t.Errorf("%s on a frozen server: %v after %v, want context.DeadlineExceeded after about %v", name, err, took.Round(time.Millisecond), limit)
+		}
+	}
+	thaw()
+	var last int64
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if last, err = s.LastSeq(ctx, key); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || last != 10 {
+		t.Fatalf("once the server answers again: LastSeq %d, %v; want 10 (the frozen append stored nothing)", last, err)
 	}
 }

@@ -302,6 +302,24 @@ func (s *Server) Kill() error {
 	return s.kill()
 }
 
+// Freeze stops the postmaster and its children (SIGSTOP): a server that
+// no longer answers, its connections still open, as when its host hangs
+// or a network drops packets. thaw lets them go on.
+func (s *Server) Freeze() (thaw func()) {
+	pm := s.cmd.Process.Pid
+	syscall.Kill(pm, syscall.SIGSTOP) // first, so that it forks no child while they are listed
+	kids := children(pm)
+	for _, pid := range kids {
+		syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	return func() {
+		for _, pid := range kids {
+			syscall.Kill(pid, syscall.SIGCONT)
+		}
+		syscall.Kill(pm, syscall.SIGCONT)
+	}
+}
+
 // kill kills the postmaster and its children. PostgreSQL gives every child
 // a session of its own, so a signal to the postmaster's process group would
 // miss them, and a child left running keeps the shared memory that a
