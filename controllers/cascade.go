@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/gitops"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/store"
 )
@@ -189,7 +190,12 @@ func integrationCascade(ctx context.Context, r *ResourceReconciler[*bastionv1.In
 	return true, nil
 }
 
-// viewCascade moves the view's templates to no view.
+// viewCascade moves the view's templates to no view. A template that
+// Flux, Argo CD or another manager keeps is left as its source says: the
+// manager would put the reference back at its next sync, and the two would
+// fight over the field. Its reference to a view that no longer exists
+// reads as no view in the API and the console, and a view made again
+// under that name takes the template back, as the source means.
 func viewCascade(ctx context.Context, r *ResourceReconciler[*bastionv1.View], view *bastionv1.View) (bool, error) {
 	templates := &bastionv1.TemplateList{}
 	if err := r.List(ctx, templates, client.InNamespace(view.Namespace)); err != nil {
@@ -198,6 +204,9 @@ func viewCascade(ctx context.Context, r *ResourceReconciler[*bastionv1.View], vi
 	for i := range templates.Items {
 		t := &templates.Items[i]
 		if t.Spec.ViewRef == nil || t.Spec.ViewRef.Name != view.Name {
+			continue
+		}
+		if _, managed := gitops.Of(t); managed {
 			continue
 		}
 		before := t.DeepCopy()

@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -202,4 +203,36 @@ func TestIntegrationReconciler_givesMatchersAndValuesWithoutIDsDistinctIDs(t *te
 	g.Expect([]int64{integration.Spec.ExtractValues[0].ID, integration.Spec.ExtractValues[1].ID}).
 		To(ConsistOf(int64(1), int64(2)))
 	expectReady(t, integration, metav1.ConditionTrue, bastionv1.ReasonReconciled)
+}
+
+// Deleting a view moves its templates to no view, but not a template that
+// a GitOps tool keeps: its source names the view, and the tool would put
+// the reference back at its next sync. The view goes all the same.
+func TestViewCascade_leavesAManagedTemplatesViewAsItsSourceSays(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newIDProject(t, "view-cascade")
+	view := newView(ns, "ops", nil)
+	g.Expect(k8sClient.Create(ctx, view)).To(Succeed())
+	expectReady(t, view, metav1.ConditionTrue, bastionv1.ReasonReconciled)
+	template := func(name string, labels map[string]string) *bastionv1.Template {
+		return &bastionv1.Template{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			Spec: bastionv1.TemplateSpec{DisplayName: name, Playbook: "site.yml", ViewRef: &bastionv1.ObjectRef{Name: "ops"},
+				RepositoryRef: bastionv1.ObjectRef{Name: "repo"}, EnvironmentRef: bastionv1.ObjectRef{Name: "env"}}}
+	}
+	plain := template("plain", nil)
+	managed := template("managed", map[string]string{"app.kubernetes.io/managed-by": "argocd"})
+	for _, tpl := range []*bastionv1.Template{plain, managed} {
+		g.Expect(k8sClient.Create(ctx, tpl)).To(Succeed())
+	}
+
+	g.Expect(k8sClient.Delete(ctx, view)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(view), &bastionv1.View{}))
+	}, timeout, interval).Should(BeTrue(), "the view is never deleted")
+	// The cascade ran before the view's finalizer went: what it did is done.
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(plain), plain)).To(Succeed())
+	g.Expect(plain.Spec.ViewRef).To(BeNil(), "a template of the deleted view still names it")
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(managed), managed)).To(Succeed())
+	g.Expect(managed.Spec.ViewRef).To(Equal(&bastionv1.ObjectRef{Name: "ops"}), "the cascade rewrote a template Argo CD keeps")
 }
