@@ -115,6 +115,16 @@ func TestViews_lifecyclePositionsAndTheirTemplates(t *testing.T) {
 	if err := e.K8s.Get(t.Context(), clientKeyOf(tpl), tpl); err != nil || tpl.Spec.ViewRef != nil {
 		t.Fatalf("the deleted view's template still names it: %v %+v", err, tpl.Spec.ViewRef)
 	}
+	// A template naming a view that does not exist (a managed template
+	// keeps its reference when its view goes, docs/gitops.md) is in no view.
+	_, danglingID := e.seedTemplate(t, p.obj, "Dangling", "no-such-view")
+	var dangling struct {
+		ViewID *int64 `json:"view_id"`
+	}
+	p.b.must("GET", fmt.Sprintf("%s/templates/%d", p.base, danglingID), nil, http.StatusOK, &dangling)
+	if dangling.ViewID != nil {
+		t.Fatalf("a template naming a missing view has view_id %d, want null", *dangling.ViewID)
+	}
 
 	events, err := e.Store.Events(t.Context(), []int64{p.id}, 100)
 	if err != nil {
