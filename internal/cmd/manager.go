@@ -128,6 +128,9 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 		return err
 	}
 	ctrl.SetLogger(zap.New())
+	if limit, ok := setMemoryLimit("/sys/fs/cgroup", os.Getenv); ok {
+		ctrl.Log.Info("soft memory limit set from the container's", "bytes", limit)
+	}
 
 	// Before anything else: a second manager on one SQLite file stops
 	// here, having touched nothing.
