@@ -507,7 +507,7 @@ func waitRan(t *testing.T, k *runnerKubelet, n int64, timeout time.Duration) {
 // its lines, not its facts. (Passed on, the Task's schema would refuse the
 // phase only after a write and a read of the apiserver, each time the
 // runner sent it again.)
-func TestRunnerAttack_unknownPhasesAndStreamsAre400AndChangeNothing(t *testing.T) {
+func TestRunnerAttack_unknownPhasesStreamsAndSeqsAre400AndChangeNothing(t *testing.T) {
 	e := startEnv(t)
 	p := newTplProject(t, e)
 	tpl := p.createTemplate(t, "Phases", nil)
@@ -515,6 +515,9 @@ func TestRunnerAttack_unknownPhasesAndStreamsAre400AndChangeNothing(t *testing.T
 	for _, c := range []struct{ body, want string }{
 		{`{"phase":"pwned","lines":[{"seq":1,"time":"2026-11-27T00:00:00Z","output":"x"}]}`, `a batch's phase is "running", "waiting_confirmation" or absent`},
 		{`{"lines":[{"seq":1,"time":"2026-11-27T00:00:00Z","output":"x","stream":"stdin"}]}`, `a line's stream is "stderr" or absent`},
+		// A Seq near 2^63 would wrap around in the store's arithmetic.
+		{`{"lines":[{"seq":1,"time":"2026-11-27T00:00:00Z","output":"x"},{"seq":9223372036854775807,"time":"2026-11-27T00:00:00Z","output":"x"}]}`, `seqs run from 1 to 9007199254740991`},
+		{`{"lines":[{"seq":0,"time":"2026-11-27T00:00:00Z","output":"x"}]}`, `seqs run from 1 to`},
 	} {
 		code, body := postBatch(t, e, lt, lt.token, []byte(c.body))
 		var answer struct{ Error string }

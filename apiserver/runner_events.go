@@ -253,6 +253,12 @@ func readBatch(w http.ResponseWriter, r *http.Request) (runproto.Batch, bool) {
 		return batch, false
 	}
 	for _, l := range batch.Lines {
+		if l.Seq < 1 || l.Seq > store.MaxSeq {
+			// The store would refuse the batch too, but as a failure to
+			// store, which the runner would send again for ever.
+			fail(w, http.StatusBadRequest, fmt.Sprintf("line seq %d is out of range; seqs run from 1 to %d", l.Seq, int64(store.MaxSeq)))
+			return batch, false
+		}
 		if l.Stream != "" && l.Stream != runproto.StreamStderr {
 			fail(w, http.StatusBadRequest, fmt.Sprintf("line %d has an unknown stream; a line's stream is %q or absent (stdout)", l.Seq, runproto.StreamStderr))
 			return batch, false

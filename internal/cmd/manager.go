@@ -276,13 +276,13 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	return opts, *demoRepoListen, err
 }
 
-// trustedProxiesUsage is the help of --trusted-proxies, here and in dev.
 // storeCallLimit bounds each call to the output store (store.Bounded):
 // far above what a call takes (milliseconds; a 4 MiB batch with its fsync
 // well under a second), so that only a store that stopped answering meets
 // it, and then each request fails instead of waiting for ever.
 const storeCallLimit = 10 * time.Second
 
+// trustedProxiesUsage is the help of --trusted-proxies, here and in dev.
 const trustedProxiesUsage = "reverse proxies (CIDRs or addresses, comma-separated) whose X-Forwarded-For gives the client's address for the sign-in limits and whose X-Forwarded-Host may name this server for the websocket; from any other peer those headers are ignored"
 
 // listen binds the API address before anything else starts, so that a busy

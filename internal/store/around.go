@@ -197,14 +197,26 @@ func (a around) TaskHistoryVersion(ctx context.Context, projectID int64) (int64,
 // fails each call after limit instead of holding it, and the request that
 // made it, for ever: sign-in, every request's credential check, a
 // runner's batch (which the runner sends again). The two calls that hand
-// their lines to a caller page by page are left unbounded: a download over
-// a slow link may take longer than any limit, and its pages are the
-// caller's to pace.
+// their lines to a caller page by page get the limit per page read
+// instead: a download over a slow link may take longer than any limit,
+// and the time between pages is the caller's.
 func Bounded(s Store, limit time.Duration) Store {
 	return Around(s, func(ctx context.Context, op string) (context.Context, func()) {
 		if op == "stream_lines" || op == "stderr_seqs" {
-			return ctx, func() {}
+			return context.WithValue(ctx, pageLimitKey{}, limit), func() {}
 		}
 		return context.WithTimeout(ctx, limit)
 	})
+}
+
+// pageLimitKey carries Bounded's limit to the page reads of a stream.
+type pageLimitKey struct{}
+
+// pageContext is the context of one page read of a stream: bounded when
+// the store is (Bounded).
+func pageContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if limit, ok := ctx.Value(pageLimitKey{}).(time.Duration); ok {
+		return context.WithTimeout(ctx, limit)
+	}
+	return ctx, func() {}
 }

@@ -148,32 +148,56 @@ func readUvarint(s *string) (uint64, bool) {
 	return 0, false
 }
 
-// unstored drops from sorted lines those whose Seq a stored range holds;
-// ranges are sorted and disjoint.
-func unstored(sorted []Line, ranges []seqRange) []Line {
+// rangesFrom reads, in order, up to n ranges of a task's stored chunks
+// that end at or after a Seq, inside an append's transaction.
+type rangesFrom func(from int64, n int) ([]seqRange, error)
+
+// unstored drops from sorted lines (of distinct Seqs) those a stored chunk
+// holds. It asks for the one chunk ending at or after each line that the
+// last answer does not settle, so its reads are bounded by the batch's
+// lines, however many chunks the task has between them.
+func unstored(sorted []Line, ranges rangesFrom) ([]Line, error) {
 	out := sorted[:0:0]
-	for _, l := range sorted {
-		for len(ranges) > 0 && ranges[0].last < l.Seq {
-			ranges = ranges[1:]
+	var r seqRange
+	for i, l := range sorted {
+		if i == 0 || r.last < l.Seq {
+			found, err := ranges(l.Seq, 1)
+			if err != nil {
+				return nil, err
+			}
+			if len(found) == 0 {
+				return append(out, sorted[i:]...), nil // nothing stored from here on
+			}
+			r = found[0]
 		}
-		if len(ranges) == 0 || l.Seq < ranges[0].first {
+		if l.Seq < r.first {
 			out = append(out, l)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // contiguousFrom is the highest Seq reached from a stored Seq with none
-// missing, given the sorted ranges of chunks that end at or after it: the
-// watermark's search once a batch filled a pending gap.
-func contiguousFrom(seq int64, ranges []seqRange) int64 {
-	for _, r := range ranges {
-		if r.first > seq+1 {
-			break
+// missing: the watermark's search once a batch filled a pending gap. It
+// reads the chunks after seq a page at a time and stops at the first gap,
+// so over a task's life each chunk is walked once, when the watermark
+// passes it.
+func contiguousFrom(seq int64, ranges rangesFrom) (int64, error) {
+	for {
+		page, err := ranges(seq+1, chunkRowsPerRead)
+		if err != nil {
+			return 0, err
 		}
-		seq = max(seq, r.last)
+		for _, r := range page {
+			if r.first > seq+1 {
+				return seq, nil
+			}
+			seq = r.last
+		}
+		if len(page) < chunkRowsPerRead {
+			return seq, nil
+		}
 	}
-	return seq
 }
 
 // chunkReader is what the shared read paths need of a backend: up to n
@@ -198,15 +222,22 @@ const (
 // non-zero budget ends the page early once that many bytes are held.
 func readLines(ctx context.Context, r chunkReader, task TaskKey, after int64, skip, limit, budget int) ([]Line, error) {
 	lines := []Line{}
-	held := 0
+	held, chunks := 0, 0
 	for rows := chunkRowsFirstRead; ; rows = min(2*rows, chunkRowsPerRead) {
-		want := min(limit-len(lines)+skip, rows)
+		// No more rows than lines still wanted (skip is capped first: an
+		// offset far past the end must not overflow), nor, with a byte
+		// budget, than the chunks read so far say it will take.
+		want := min(rows, limit-len(lines)+min(skip, rows))
+		if budget > 0 && held > 0 {
+			want = min(want, (budget-held)/max(1, held/chunks)+1)
+		}
 		cs, err := r.readChunks(ctx, task, after, want, false)
 		if err != nil {
 			return nil, err
 		}
 		full := false
 		for _, c := range cs {
+			chunks++
 			err := c.eachLine(after, func(l Line) bool {
 				if skip > 0 {
 					skip--
@@ -222,7 +253,7 @@ func readLines(ctx context.Context, r chunkReader, task TaskKey, after int64, sk
 			}
 			after = c.last
 		}
-		if len(cs) < want {
+		if len(cs) == 0 || len(cs) < want {
 			return lines, nil
 		}
 	}
@@ -266,8 +297,9 @@ type taskLine struct {
 const linesToChunks = 8
 
 // convertLinesPage is how many rows of task_lines the migration reads at a
-// time, so that converting a large database holds little in memory.
-const convertLinesPage = 10_000
+// time, so that converting a large database holds little in memory: lines
+// are at most 64 KiB, so a page is 64 MiB at the very most.
+const convertLinesPage = 1000
 
 // convertLines copies task_lines into chunks. page reads the lines after a
 // key in key order; store writes one task's chunks. A run of lines cut by

@@ -1,12 +1,14 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"math"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -205,17 +207,18 @@ func TestSQLite_migrationToChunksKeepsEveryLine(t *testing.T) {
 	}
 }
 
-func TestPostgres_migrationToChunksKeepsEveryLine(t *testing.T) {
+// postgresAtVersion7 makes a database as the version before chunks left
+// it, and returns its DSN and a connection to it.
+func postgresAtVersion7(t *testing.T) (string, *pgx.Conn, func(q string, args ...any)) {
 	dsn := PostgresServer(t).NewDatabase(t)
-	ctx := t.Context()
-	db, err := pgx.Connect(ctx, dsn)
+	db, err := pgx.Connect(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close(context.Background())
+	t.Cleanup(func() { db.Close(context.Background()) })
 	exec := func(q string, args ...any) {
 		t.Helper()
-		if _, err := db.Exec(ctx, q, args...); err != nil {
+		if _, err := db.Exec(t.Context(), q, args...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -224,6 +227,12 @@ func TestPostgres_migrationToChunksKeepsEveryLine(t *testing.T) {
 		exec(m)
 	}
 	exec(`INSERT INTO schema_version (version) VALUES ($1)`, linesToChunks-1)
+	return dsn, db, exec
+}
+
+func TestPostgres_migrationToChunksKeepsEveryLine(t *testing.T) {
+	dsn, db, exec := postgresAtVersion7(t)
+	ctx := t.Context()
 	fixture := lineFixture()
 	for task, ls := range fixture {
 		rows := make([][]any, len(ls))
@@ -241,5 +250,120 @@ func TestPostgres_migrationToChunksKeepsEveryLine(t *testing.T) {
 	checkConverted(t, s, fixture, fixtureLast)
 	if _, err := db.Exec(ctx, `SELECT 1 FROM task_lines`); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("task_lines after the migration: %v, want it dropped", err)
+	}
+}
+
+// rangesOver answers rangesFrom from sorted ranges in memory, counting the
+// calls and the ranges handed out.
+func rangesOver(all []seqRange, calls, rows *int) rangesFrom {
+	return func(from int64, n int) ([]seqRange, error) {
+		*calls++
+		i, _ := slices.BinarySearchFunc(all, from, func(r seqRange, seq int64) int { return cmp.Compare(r.last, seq) })
+		page := all[i:min(len(all), i+n)]
+		*rows += len(page)
+		return page, nil
+	}
+}
+
+// A runner that stored every other Seq holds a chunk per line. A resend of
+// two lines far apart used to read every chunk between them; the watermark
+// search read every chunk up to the highest stored Seq. Both now read a
+// few: one chunk per line of the batch, and the chunks up to the first
+// gap.
+func TestScatteredChunks_costAResendAFewLookups(t *testing.T) {
+	var all []seqRange
+	for seq := int64(2); seq <= 400_000; seq += 2 {
+		all = append(all, seqRange{seq, seq})
+	}
+	var calls, rows int
+	got, err := unstored([]Line{{Seq: 2}, {Seq: 3}, {Seq: 399_999}, {Seq: 400_000}, {Seq: 400_001}}, rangesOver(all, &calls, &rows))
+	if err != nil || fmt.Sprint(seqsOf(got)) != "[3 399999 400001]" {
+		t.Fatalf("unstored = %v, %v; want the odd Seqs", seqsOf(got), err)
+	}
+	if calls > 5 || rows > 5 {
+		t.Fatalf("a resend of 5 lines read %d ranges in %d calls, want at most 5", rows, calls)
+	}
+
+	calls, rows = 0, 0
+	last, err := contiguousFrom(1, rangesOver(all, &calls, &rows)) // 1 filled: 2 is stored, 3 is not
+	if err != nil || last != 2 || rows > chunkRowsPerRead {
+		t.Fatalf("contiguousFrom(1) = %d, %v after reading %d ranges; want 2 after one page at most", last, err, rows)
+	}
+	contiguous := []seqRange{{1, 1000}, {1001, 1001}}
+	for seq := int64(1002); seq <= 1200; seq++ {
+		contiguous = append(contiguous, seqRange{seq, seq})
+	}
+	contiguous = append(contiguous, seqRange{1300, 1400})
+	calls, rows = 0, 0
+	if last, err = contiguousFrom(1000, rangesOver(contiguous, &calls, &rows)); err != nil || last != 1200 {
+		t.Fatalf("contiguousFrom(1000) = %d, %v; want 1200, the end of the run before the gap", last, err)
+	}
+}
+
+func seqsOf(ls []Line) []int64 {
+	out := make([]int64, len(ls))
+	for i, l := range ls {
+		out[i] = l.Seq
+	}
+	return out
+}
+
+// A replica still on the earlier version may be appending while migration
+// 8 runs (a rolling upgrade). Its append under way when the migration
+// starts must be copied, not dropped with task_lines after its watermark
+// was raised: the runner holds an ack for it. The migration locks
+// task_lines first, so it waits for that append.
+func TestPostgres_migrationToChunksWaitsForAnOldReplicasAppend(t *testing.T) {
+	dsn, _, exec := postgresAtVersion7(t)
+	ctx := t.Context()
+	for seq := 1; seq <= 3; seq++ {
+		exec(`INSERT INTO task_lines (project_id, task_id, seq, time, output, stream) VALUES (1, 1, $1, now(), 'line', 0)`, seq)
+	}
+	exec(`INSERT INTO task_output (project_id, task_id, last_seq, max_seq) VALUES (1, 1, 3, 3)`)
+	old, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close(context.Background())
+	tx, err := old.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO task_lines (project_id, task_id, seq, time, output, stream) VALUES (1, 1, 4, now(), 'acked', 0)`,
+		`UPDATE task_output SET last_seq = 4, max_seq = 4 WHERE project_id = 1 AND task_id = 1`,
+	} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opened := make(chan Store, 1)
+	go func() {
+		s, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- s
+	}()
+	// Time for the migration to reach task_lines: it now waits for this
+	// append (without its lock, it copied past it). Were it slower, the
+	// commit would come first and the copy would see it as well.
+	time.Sleep(time.Second)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := <-opened
+	if s == nil {
+		t.FailNow()
+	}
+	defer s.Close()
+	key := TaskKey{ProjectID: 1, TaskID: 1}
+	last, err := s.LastSeq(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Lines(ctx, key, 0, 10)
+	if err != nil || last != 4 || len(got) != 4 || got[3].Output != "acked" {
+		t.Fatalf("after the migration: LastSeq %d, %d lines (%v); want 4, the old replica's acknowledged line among them", last, len(got), err)
 	}
 }

@@ -23,8 +23,8 @@ const (
 func prepareLines(lines []Line) ([]Line, error) {
 	out := make([]Line, 0, len(lines))
 	for _, l := range lines {
-		if l.Seq < 1 {
-			return nil, fmt.Errorf("%w: line seq %d (seqs start at 1)", ErrInvalid, l.Seq)
+		if l.Seq < 1 || l.Seq > MaxSeq {
+			return nil, fmt.Errorf("%w: line seq %d (seqs run from 1 to %d)", ErrInvalid, l.Seq, int64(MaxSeq))
 		}
 		l.Time = l.Time.Truncate(time.Microsecond).UTC()
 		out = append(out, l)
@@ -275,6 +275,8 @@ func streamLines(ctx context.Context, r lineReader, task TaskKey, fn func(Line) 
 		return err
 	}
 	return streamPages(ctx, func(ctx context.Context, after int64) ([]Line, error) {
+		ctx, cancel := pageContext(ctx)
+		defer cancel()
 		lines, err := readLines(ctx, r, task, after, 0, streamPageLines, streamPageBytes)
 		if err != nil {
 			return nil, r.failTask("stream lines", task, err)
@@ -293,7 +295,9 @@ func stderrSeqs(ctx context.Context, r lineReader, task TaskKey, fn func([]int64
 		return err
 	}
 	for after := int64(0); ; {
-		seqs, err := readStderrSeqs(ctx, r, task, after, stderrPage)
+		pageCtx, cancel := pageContext(ctx)
+		seqs, err := readStderrSeqs(pageCtx, r, task, after, stderrPage)
+		cancel()
 		if err != nil {
 			return r.failTask("read stderr lines", task, err)
 		}

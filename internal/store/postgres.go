@@ -169,11 +169,9 @@ func (s *postgresStore) appendTx(ctx context.Context, tx pgx.Tx, task TaskKey, s
 	// stored there.
 	maybe, fresh := splitBatch(w, sorted)
 	if len(maybe) > 0 {
-		ranges, err := postgresRanges(ctx, tx, task, maybe[0].Seq, maybe[len(maybe)-1].Seq)
-		if err != nil {
+		if maybe, err = unstored(maybe, postgresRanges(ctx, tx, task)); err != nil {
 			return w, w, fmt.Errorf("read stored ranges: %w", err)
 		}
-		maybe = unstored(maybe, ranges)
 	}
 	if cs := append(makeChunks(maybe), makeChunks(fresh)...); len(cs) > 0 {
 		if err := postgresInsertChunks(ctx, tx, task, cs); err != nil {
@@ -182,11 +180,9 @@ func (s *postgresStore) appendTx(ctx context.Context, tx pgx.Tx, task TaskKey, s
 	}
 	next, scanFrom := advanceWatermark(w, sorted)
 	if scanFrom > 0 {
-		ranges, err := postgresRanges(ctx, tx, task, scanFrom, next.max)
-		if err != nil {
+		if next.last, err = contiguousFrom(scanFrom, postgresRanges(ctx, tx, task)); err != nil {
 			return w, w, fmt.Errorf("find gap: %w", err)
 		}
-		next.last = contiguousFrom(scanFrom, ranges)
 	}
 	switch {
 	case next == w:
@@ -284,25 +280,35 @@ func postgresInsertChunks(ctx context.Context, tx pgx.Tx, task TaskKey, cs []chu
 	return err
 }
 
-// postgresRanges lists, in order, the ranges of a task's chunks that hold
-// a Seq from..to, inside an append's transaction.
-func postgresRanges(ctx context.Context, tx pgx.Tx, task TaskKey, from, to int64) ([]seqRange, error) {
-	rows, err := tx.Query(ctx, `SELECT first_seq, last_seq FROM task_chunks
-		WHERE project_id = $1 AND task_id = $2 AND last_seq >= $3 AND first_seq <= $4 ORDER BY last_seq`,
-		task.ProjectID, task.TaskID, from, to)
-	if err != nil {
-		return nil, err
+// postgresRanges reads stored ranges inside an append's transaction.
+func postgresRanges(ctx context.Context, tx pgx.Tx, task TaskKey) rangesFrom {
+	return func(from int64, n int) ([]seqRange, error) {
+		rows, err := tx.Query(ctx, `SELECT first_seq, last_seq FROM task_chunks
+			WHERE project_id = $1 AND task_id = $2 AND last_seq >= $3 ORDER BY last_seq LIMIT $4`,
+			task.ProjectID, task.TaskID, from, n)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (seqRange, error) {
+			var r seqRange
+			err := row.Scan(&r.first, &r.last)
+			return r, err
+		})
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (seqRange, error) {
-		var r seqRange
-		err := row.Scan(&r.first, &r.last)
-		return r, err
-	})
 }
 
 // postgresLinesToChunks is migration 8's copy (convertLines), in its
 // transaction.
 func postgresLinesToChunks(ctx context.Context, tx pgx.Tx) error {
+	// Replicas of the earlier version may still be appending to task_lines
+	// (a rolling upgrade). A line one of them stores after the copy would
+	// go with the table while its watermark stayed, acknowledged and lost.
+	// The lock waits for their appends under way, which the copy then
+	// sees, and holds later ones until the table is gone: they fail, and
+	// their runners send the lines again, to a replica that stores chunks.
+	if _, err := tx.Exec(ctx, `LOCK TABLE task_lines IN EXCLUSIVE MODE`); err != nil {
+		return err
+	}
 	err := convertLines(func(after taskLine, n int) ([]taskLine, error) {
 		rows, err := tx.Query(ctx, `SELECT project_id, task_id, seq, time, output, stream FROM task_lines
 			WHERE (project_id, task_id, seq) > ($1, $2, $3) ORDER BY project_id, task_id, seq LIMIT $4`,

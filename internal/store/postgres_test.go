@@ -466,6 +466,9 @@ func TestPostgres_aFrozenServerFailsBoundedCallsInsteadOfHoldingThem(t *testing.
 		},
 		"AppendLines": func() error { return s.AppendLines(ctx, key, mkLines(11, 20)) },
 		"Lines":       func() error { _, err := s.Lines(ctx, key, 0, 10); return err },
+		// Streams are bounded per page read, not as a whole.
+		"StreamLines": func() error { return s.StreamLines(ctx, key, func(store.Line) error { return nil }) },
+		"StderrSeqs":  func() error { return s.StderrSeqs(ctx, key, func([]int64) error { return nil }) },
 	} {
 		start := time.Now()
 		err := call()

@@ -230,11 +230,9 @@ func (s *sqliteStore) appendTx(ctx context.Context, tx *sql.Tx, task TaskKey, so
 	// against the chunks stored there.
 	maybe, fresh := splitBatch(w, sorted)
 	if len(maybe) > 0 {
-		ranges, err := sqliteRanges(ctx, tx, task, maybe[0].Seq, maybe[len(maybe)-1].Seq)
-		if err != nil {
+		if maybe, err = unstored(maybe, sqliteRanges(ctx, tx, task)); err != nil {
 			return w, w, fmt.Errorf("read stored ranges: %w", err)
 		}
-		maybe = unstored(maybe, ranges)
 	}
 	insert := tx.StmtContext(ctx, s.insert)
 	for _, part := range [][]Line{maybe, fresh} {
@@ -246,11 +244,9 @@ func (s *sqliteStore) appendTx(ctx context.Context, tx *sql.Tx, task TaskKey, so
 	}
 	next, scanFrom := advanceWatermark(w, sorted)
 	if scanFrom > 0 {
-		ranges, err := sqliteRanges(ctx, tx, task, scanFrom, next.max)
-		if err != nil {
+		if next.last, err = contiguousFrom(scanFrom, sqliteRanges(ctx, tx, task)); err != nil {
 			return w, w, fmt.Errorf("find gap: %w", err)
 		}
-		next.last = contiguousFrom(scanFrom, ranges)
 	}
 	if next == w {
 		return w, next, nil
@@ -314,25 +310,26 @@ func (s *sqliteStore) readChunks(ctx context.Context, task TaskKey, after int64,
 	return out, rows.Err()
 }
 
-// sqliteRanges lists, in order, the ranges of a task's chunks that hold a
-// Seq from..to, inside an append's transaction.
-func sqliteRanges(ctx context.Context, tx *sql.Tx, task TaskKey, from, to int64) ([]seqRange, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT first_seq, last_seq FROM task_chunks
-		WHERE project_id = ? AND task_id = ? AND last_seq >= ? AND first_seq <= ? ORDER BY last_seq`,
-		task.ProjectID, task.TaskID, from, to)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []seqRange
-	for rows.Next() {
-		var r seqRange
-		if err := rows.Scan(&r.first, &r.last); err != nil {
+// sqliteRanges reads stored ranges inside an append's transaction.
+func sqliteRanges(ctx context.Context, tx *sql.Tx, task TaskKey) rangesFrom {
+	return func(from int64, n int) ([]seqRange, error) {
+		rows, err := tx.QueryContext(ctx, `SELECT first_seq, last_seq FROM task_chunks
+			WHERE project_id = ? AND task_id = ? AND last_seq >= ? ORDER BY last_seq LIMIT ?`,
+			task.ProjectID, task.TaskID, from, n)
+		if err != nil {
 			return nil, err
 		}
-		out = append(out, r)
+		defer rows.Close()
+		var out []seqRange
+		for rows.Next() {
+			var r seqRange
+			if err := rows.Scan(&r.first, &r.last); err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		return out, rows.Err()
 	}
-	return out, rows.Err()
 }
 
 func (s *sqliteStore) WatchLines(ctx context.Context, fn func(LinesStored)) error {

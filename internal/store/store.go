@@ -54,6 +54,12 @@ func (l Line) Stream() string {
 	return ""
 }
 
+// MaxSeq is the highest Seq a line may have: the largest integer a
+// browser reads exactly from JSON (2^53 − 1, for GET …/stderr's list of
+// Seqs), and far beyond any task's output. A Seq above it is ErrInvalid:
+// near 2^63, a Seq's successor would wrap around.
+const MaxSeq = 1<<53 - 1
+
 // TaskKey names a task by the integer ids of the /api contract. Task ids are
 // allocated per project, so both are needed.
 type TaskKey struct {

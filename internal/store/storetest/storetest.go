@@ -29,6 +29,7 @@ func Run(t *testing.T, open Open) {
 		{"PagesAcrossAGap", testPagesAcrossAGap},
 		{"PagesFromAnyOffsetAsTheWholeLogReads", testPagesFromAnyOffsetAsTheWholeLogReads},
 		{"HoldsTheFirstCopyOfEachSeqWhateverTheBatches", testMatchesAModel},
+		{"AnswersAnOffsetFarPastTheEndAtOnce", testOffsetFarPastTheEnd},
 		{"RefusesInvalidArguments", testRefusesInvalidArguments},
 		{"KeepsTasksApart", testKeepsTasksApart},
 		{"Streams100000LinesInOrderWithFlatMemory", testStreamsManyLines},
