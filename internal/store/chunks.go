@@ -297,8 +297,8 @@ type taskLine struct {
 const linesToChunks = 8
 
 // convertLinesPage is how many rows of task_lines the migration reads at a
-// time, so that converting a large database holds little in memory: lines
-// are at most 64 KiB, so a page is 64 MiB at the very most.
+// time, so that converting a large database holds little in memory: the
+// manager takes lines of at most 64 KiB, so a page is 64 MiB at most.
 const convertLinesPage = 1000
 
 // convertLines copies task_lines into chunks. page reads the lines after a
