@@ -227,7 +227,7 @@ func readLines(ctx context.Context, r chunkReader, task TaskKey, after int64, sk
 		// No more rows than lines still wanted (skip is capped first: an
 		// offset far past the end must not overflow), nor, with a byte
 		// budget, than the chunks read so far say it will take.
-		want := min(rows, limit-len(lines)+min(skip, rows))
+		want := min(rows, min(limit-len(lines), rows)+min(skip, rows))
 		if budget > 0 && held > 0 {
 			want = min(want, (budget-held)/max(1, held/chunks)+1)
 		}
@@ -259,13 +259,17 @@ func readLines(ctx context.Context, r chunkReader, task TaskKey, after int64, sk
 	}
 }
 
-// readStderrSeqs reads up to limit Seqs of stderr lines after a Seq.
-func readStderrSeqs(ctx context.Context, r chunkReader, task TaskKey, after int64, limit int) ([]int64, error) {
-	seqs := []int64{}
-	for rows := chunkRowsFirstRead; ; rows = min(2*rows, chunkRowsPerRead) {
+// readStderrSeqs reads the Seqs of stderr lines after a Seq: up to limit
+// of them, from at most chunkRowsPerRead chunks (a long log with sparse
+// stderr lines would otherwise decode thousands of chunks for one page).
+// It returns where it stopped, and done once nothing is stored past there.
+func readStderrSeqs(ctx context.Context, r chunkReader, task TaskKey, after int64, limit int) (seqs []int64, next int64, done bool, err error) {
+	seqs = []int64{}
+	read := 0
+	for rows := chunkRowsFirstRead; read < chunkRowsPerRead; rows = min(2*rows, chunkRowsPerRead-read) {
 		cs, err := r.readChunks(ctx, task, after, rows, true)
 		if err != nil {
-			return nil, err
+			return nil, after, false, err
 		}
 		for _, c := range cs {
 			err := c.eachLine(after, func(l Line) bool {
@@ -274,15 +278,20 @@ func readStderrSeqs(ctx context.Context, r chunkReader, task TaskKey, after int6
 				}
 				return len(seqs) < limit
 			})
-			if err != nil || len(seqs) == limit {
-				return seqs, err
+			if err != nil {
+				return nil, after, false, err
+			}
+			if len(seqs) == limit {
+				return seqs, seqs[len(seqs)-1], false, nil
 			}
 			after = c.last
 		}
+		read += len(cs)
 		if len(cs) < rows {
-			return seqs, nil
+			return seqs, after, true, nil
 		}
 	}
+	return seqs, after, false, nil
 }
 
 // taskLine is a line of task_lines, read by the migration to chunks.

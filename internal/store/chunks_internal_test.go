@@ -367,3 +367,58 @@ func TestPostgres_migrationToChunksWaitsForAnOldReplicasAppend(t *testing.T) {
 		t.Fatalf("after the migration: LastSeq %d, %d lines (%v); want 4, the old replica's acknowledged line among them", last, len(got), err)
 	}
 }
+
+// memChunks is a chunkReader over chunks in memory that counts the chunks
+// it hands out.
+type memChunks struct {
+	all  []chunk
+	read int
+}
+
+func (m *memChunks) readChunks(_ context.Context, _ TaskKey, after int64, n int, stderrOnly bool) ([]chunk, error) {
+	var out []chunk
+	for _, c := range m.all {
+		if c.last > after && (!stderrOnly || c.stderr > 0) && len(out) < n {
+			out = append(out, c)
+		}
+	}
+	m.read += len(out)
+	return out, nil
+}
+
+// A long log with a stderr line in each of its chunks: a page of stderr
+// Seqs decodes at most chunkRowsPerRead chunks (each up to 256 KiB), not
+// one per Seq wanted, and the pages still give every Seq once.
+func TestReadStderrSeqs_decodesABoundedNumberOfChunksAPage(t *testing.T) {
+	m := &memChunks{}
+	var want []int64
+	for first := int64(1); first < 200*10; first += 10 {
+		run := make([]Line, 10)
+		for i := range run {
+			run[i] = Line{Seq: first + int64(i), Output: "x", Stderr: i == 3}
+		}
+		m.all = append(m.all, makeChunks(run)...)
+		want = append(want, first+3)
+	}
+	var got []int64
+	for after, pages := int64(0), 0; ; pages++ {
+		m.read = 0
+		seqs, next, done, err := readStderrSeqs(t.Context(), m, TaskKey{1, 1}, after, stderrPage)
+		if err != nil || m.read > chunkRowsPerRead || pages > 10 {
+			t.Fatalf("page %d: %d chunks read (%v), want at most %d", pages, m.read, err, chunkRowsPerRead)
+		}
+		got = append(got, seqs...)
+		if done {
+			break
+		}
+		after = next
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("stderr Seqs %v, want %v", got, want)
+	}
+	// Stopping at the page's limit mid-chunk resumes after the last Seq.
+	seqs, next, done, err := readStderrSeqs(t.Context(), m, TaskKey{1, 1}, 0, 3)
+	if err != nil || fmt.Sprint(seqs) != "[4 14 24]" || next != 24 || done {
+		t.Fatalf("a page of 3: %v, next %d, done %v, %v", seqs, next, done, err)
+	}
+}

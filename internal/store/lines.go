@@ -296,17 +296,19 @@ func stderrSeqs(ctx context.Context, r lineReader, task TaskKey, fn func([]int64
 	}
 	for after := int64(0); ; {
 		pageCtx, cancel := pageContext(ctx)
-		seqs, err := readStderrSeqs(pageCtx, r, task, after, stderrPage)
+		seqs, next, done, err := readStderrSeqs(pageCtx, r, task, after, stderrPage)
 		cancel()
 		if err != nil {
 			return r.failTask("read stderr lines", task, err)
 		}
-		if len(seqs) == 0 {
+		if len(seqs) > 0 {
+			if err := fn(seqs); err != nil {
+				return err
+			}
+		}
+		if done {
 			return nil
 		}
-		if err := fn(seqs); err != nil {
-			return err
-		}
-		after = seqs[len(seqs)-1]
+		after = next
 	}
 }

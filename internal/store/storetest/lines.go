@@ -501,4 +501,8 @@ func testOffsetFarPastTheEnd(t *testing.T, s store.Store) {
 			t.Fatalf("Lines(%d, 1000) = %d lines, %v; want an empty page", offset, len(got), err)
 		}
 	}
+	// Any limit, past a pending gap (offset 3 skips Seq 5): no overflow.
+	if got, err := s.Lines(ctx, task, 3, math.MaxInt); err != nil || len(got) != 1 || got[0].Seq != 6 {
+		t.Fatalf("Lines(3, MaxInt) = %v, %v; want Seq 6", seqsOf(got), err)
+	}
 }
