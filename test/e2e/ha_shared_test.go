@@ -169,7 +169,15 @@ func TestHAShared_stateAcrossReplicas(t *testing.T) {
 		var tasks []struct {
 			ID int64 `json:"id"`
 		}
-		admin.must("GET", p+"/tasks", nil, http.StatusOK, &tasks)
+		// The 204 came from whichever replica ran the delivery; this list
+		// may come from another, whose cache follows a moment later
+		// (read-your-writes holds on the replica that wrote).
+		for start := time.Now(); ; <-time.After(20 * time.Millisecond) {
+			admin.must("GET", p+"/tasks", nil, http.StatusOK, &tasks)
+			if len(tasks) >= 2 || time.Since(start) > 10*time.Second {
+				break
+			}
+		}
 		if len(tasks) != 2 {
 			t.Fatalf("%d tasks after two distinct deliveries, want 2", len(tasks))
 		}
@@ -245,7 +253,19 @@ func TestHAShared_stateAcrossReplicas(t *testing.T) {
 			ID   int64  `json:"id"`
 			Name string `json:"name"`
 		}
-		admin.on(h.managers[2].url).must("GET", p+"/inventory", nil, http.StatusOK, &listed)
+		// Read-your-writes holds on the replica that wrote (its cache has
+		// the write before it answers); another replica's cache follows
+		// its watch, a moment later. Two of every three creates went
+		// through other replicas than the one listed here, so the list is
+		// read until it has caught up, as the subtest above does for one
+		// template.
+		listedBy := admin.on(h.managers[2].url)
+		for start := time.Now(); ; <-time.After(20 * time.Millisecond) { // polling the other replica's answer
+			listedBy.must("GET", p+"/inventory", nil, http.StatusOK, &listed)
+			if len(listed) >= n+1 || time.Since(start) > 10*time.Second {
+				break
+			}
+		}
 		byID := map[int64]string{}
 		for _, inv := range listed {
 			if other, twice := byID[inv.ID]; twice {
