@@ -20,20 +20,21 @@ import (
 	"github.com/bastion-dev/bastion/apiserver"
 )
 
-// taskCreates wraps the API's client and makes the next Task create fail
-// in one of the ways a real one can: its answer lost after the apiserver
-// made the Task, or refused before anything was made.
+// createFault is what the next Task create does instead of the client's:
+// it fails, having made the Task (its answer lost) or not (refused).
+type createFault func(ctx context.Context, obj client.Object, opts ...client.CreateOption) error
+
+// taskCreates wraps the API's client and hands the next Task create to a
+// fault, once.
 type taskCreates struct {
 	client.Client
-	next atomic.Value // func(ctx, obj, opts) error, used once
+	next atomic.Pointer[createFault]
 }
 
 func (c *taskCreates) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
 	if _, ok := obj.(*bastionv1.Task); ok {
-		if fault, _ := c.next.Swap(func(context.Context, client.Object, ...client.CreateOption) error { return nil }).(func(context.Context, client.Object, ...client.CreateOption) error); fault != nil {
-			if err := fault(ctx, obj, opts...); err != nil {
-				return err
-			}
+		if fault := c.next.Swap(nil); fault != nil {
+			return (*fault)(ctx, obj, opts...)
 		}
 	}
 	return c.Client.Create(ctx, obj, opts...)
@@ -71,7 +72,7 @@ func TestWebhook_aGitHubDeliveryWhoseCreateGotNoAnswerRunsAtMostOnce(t *testing.
 	want := 0
 	for _, lost := range []struct {
 		name  string
-		fault func(context.Context, client.Object, ...client.CreateOption) error
+		fault createFault
 	}{
 		{"the connection cut after the request", func(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
 			if err := made(ctx, obj, opts...); err != nil {
@@ -87,7 +88,7 @@ func TestWebhook_aGitHubDeliveryWhoseCreateGotNoAnswerRunsAtMostOnce(t *testing.
 		}},
 	} {
 		commit := fmt.Sprintf("lost%d", want)
-		faults.next.Store(lost.fault)
+		faults.next.Store(&lost.fault)
 		code, data := send(commit)
 		var msg struct{ Error string }
 		_ = json.Unmarshal([]byte(data), &msg)
@@ -106,9 +107,10 @@ func TestWebhook_aGitHubDeliveryWhoseCreateGotNoAnswerRunsAtMostOnce(t *testing.
 		}
 	}
 
-	faults.next.Store(func(_ context.Context, obj client.Object, _ ...client.CreateOption) error {
+	refuse := createFault(func(_ context.Context, obj client.Object, _ ...client.CreateOption) error {
 		return apierrors.NewForbidden(schema.GroupResource{Group: bastionv1.GroupVersion.Group, Resource: "tasks"}, obj.GetName(), errors.New("refused by the test"))
 	})
+	faults.next.Store(&refuse)
 	if code, data := send("refused"); code == http.StatusNoContent || code == http.StatusServiceUnavailable {
 		t.Fatalf("a refused create answered %d %s, want an error that does not say the task may have started", code, data)
 	}

@@ -158,9 +158,9 @@ type rangesFrom func(from int64, n int) ([]seqRange, error)
 // lines, however many chunks the task has between them.
 func unstored(sorted []Line, ranges rangesFrom) ([]Line, error) {
 	out := sorted[:0:0]
-	var r seqRange
+	var r seqRange // the zero range ends before any Seq: the first line asks
 	for i, l := range sorted {
-		if i == 0 || r.last < l.Seq {
+		if r.last < l.Seq {
 			found, err := ranges(l.Seq, 1)
 			if err != nil {
 				return nil, err
@@ -253,7 +253,7 @@ func readLines(ctx context.Context, r chunkReader, task TaskKey, after int64, sk
 			}
 			after = c.last
 		}
-		if len(cs) == 0 || len(cs) < want {
+		if len(cs) < want { // want is at least 1, so an empty read ends here
 			return lines, nil
 		}
 	}
