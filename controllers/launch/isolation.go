@@ -91,7 +91,11 @@ func (l *LocalLauncher) Describe() string {
 func (l *LocalLauncher) PrepareBase() error {
 	dir := l.baseDir()
 	if l.Users == nil {
-		return os.MkdirAll(dir, 0o700)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		spreadRuns(dir)
+		return nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -115,6 +119,7 @@ func (l *LocalLauncher) PrepareBase() error {
 	if err := os.Chmod(dir, 0o711); err != nil {
 		return err
 	}
+	spreadRuns(dir)
 	l.BaseDir = dir
 	return nil
 }

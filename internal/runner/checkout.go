@@ -65,7 +65,11 @@ func (t *taskRun) checkout(ctx context.Context, dir string) (commit, message str
 	// would still run its submodule script, a dozen processes and about
 	// 30 ms of CPU per task (docs/benchmarks.md); submodules are updated
 	// below when the tree names some.
-	args := append(append([]string{}, config...), "clone")
+	// An empty --template: git's template directory holds only sample
+	// hooks, a description and an exclude file, 18 files a run never
+	// uses, which each clone would create and the run's end remove again
+	// (docs/benchmarks.md, "Sixth round").
+	args := append(append([]string{}, config...), "clone", "--template=")
 	if repo.Branch != "" {
 		args = append(args, "--branch", repo.Branch)
 	}

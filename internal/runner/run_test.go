@@ -253,6 +253,28 @@ func TestRun_secretValuesAreMaskedInTheOutput(t *testing.T) {
 	}
 }
 
+// The checkout is a clone without git's template: no sample hooks, no
+// description, no exclude file, which no run uses and every clone would
+// write (checkout.go).
+func TestRun_theCheckoutCarriesNoneOfGitsTemplateFiles(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	repo.WriteFile("look.sh", "#!/bin/bash\nfind .git -path .git/objects -prune -o -print | sort\n", true)
+	in := newInputs(t, runspec.Spec{App: "bash", Playbook: "look.sh",
+		Repository: runspec.Repository{URL: repo.Path, Branch: gittest.Branch}}, nil)
+	res, out := runTask(t, in)
+	if !res.Succeeded() {
+		t.Fatalf("run failed: %+v\n%s", res, strings.Join(out, "\n"))
+	}
+	if !contains(out, ".git/HEAD") {
+		t.Fatalf("the script did not list the clone's .git:\n%s", strings.Join(out, "\n"))
+	}
+	for _, from := range []string{".git/hooks", ".git/description", ".git/info/exclude"} {
+		if contains(out, from) {
+			t.Errorf("the clone has %s, from git's template:\n%s", from, strings.Join(out, "\n"))
+		}
+	}
+}
+
 // The exit race of issue #4, through a whole run: 5,000 lines printed as
 // fast as possible by a script that then exits at once.
 func TestRun_aFastScriptLosesNoOutput(t *testing.T) {
