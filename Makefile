@@ -92,10 +92,14 @@ $(TERRAFORM):
 
 ##@ Build
 .PHONY: build
-build: $(BASTION) ## Build bin/bastion with the console embedded.
+build: $(BASTION) ## Build bin/bastion with the console embedded, and bin/bastion-runner beside it.
 
+# bastion-runner is `bastion runner` alone, which local runs start when it
+# lies beside bastion with the same version (docs/architecture.md, "Two
+# binaries"): always built together.
 $(BASTION): console/dist/index.html $(GO_SOURCES) go.mod go.sum
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $@ .
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/bastion-runner ./internal/cmd/bastion-runner
 
 .PHONY: console
 console: console/dist/index.html ## Build the console into console/dist.

@@ -18,6 +18,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bastion-dev/bastion/internal/runspec"
 )
 
 // RunUsers is the range of user ids local runs take, one per live run.
@@ -100,7 +102,7 @@ func (l *LocalLauncher) PrepareBase() error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if !ReachableByOthers(filepath.Dir(dir)) {
+	if !runspec.ReachableByOthers(filepath.Dir(dir)) {
 		sum := sha256.Sum256([]byte(dir))
 		dir = filepath.Join(os.TempDir(), "bastion-runs-"+hex.EncodeToString(sum[:6]))
 		if err := os.Mkdir(dir, 0o711); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -122,23 +124,6 @@ func (l *LocalLauncher) PrepareBase() error {
 	spreadRuns(dir)
 	l.BaseDir = dir
 	return nil
-}
-
-// ReachableByOthers reports whether a user that is neither the owner nor
-// in the group of dir or of any directory above it can traverse to it
-// (ACLs apart).
-func ReachableByOthers(dir string) bool {
-	for {
-		info, err := os.Stat(dir)
-		if err != nil || info.Mode().Perm()&0o001 == 0 {
-			return false
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return true
-		}
-		dir = parent
-	}
 }
 
 // allocateUser picks, round-robin, the next id of the range after the

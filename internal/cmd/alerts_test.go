@@ -7,14 +7,15 @@ import (
 	"time"
 
 	"github.com/bastion-dev/bastion/internal/alert"
+	"github.com/bastion-dev/bastion/internal/cli"
 )
 
 func parseAlertFlags(t *testing.T, args ...string) (alert.Config, error) {
 	t.Helper()
-	fs := newFlagSet("manager", &bytes.Buffer{})
+	fs := cli.NewFlagSet("manager", &bytes.Buffer{})
 	a := &alertFlags{}
 	a.register(fs)
-	if err := parse(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		t.Fatalf("parse %v: %v", args, err)
 	}
 	return a.config("https://bastion.example.com")

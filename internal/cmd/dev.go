@@ -26,6 +26,7 @@ import (
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 	"github.com/bastion-dev/bastion/apiserver"
 	"github.com/bastion-dev/bastion/config/crd"
+	"github.com/bastion-dev/bastion/internal/cli"
 	"github.com/bastion-dev/bastion/internal/controlplane"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/taskpods"
@@ -97,7 +98,7 @@ func setDevGOGC() {
 // state lives in the data dir, so a restart keeps projects and users.
 func runDev(args []string, stdout, stderr io.Writer) error {
 	opts := devOptions{}
-	fs := newFlagSet("dev", stderr)
+	fs := cli.NewFlagSet("dev", stderr)
 	fs.StringVar(&opts.listen, "listen", "127.0.0.1:3000", "address of the API and the console")
 	fs.StringVar(&opts.dataDir, "data-dir", defaultDataDir(), "directory for etcd data, logs and the kubeconfig")
 	fs.StringVar(&opts.assetsDir, "assets", defaultAssetsDir(), "directory with the etcd and kube-apiserver binaries (make envtest-assets)")
@@ -111,7 +112,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&opts.globalMaxParallel, "global-max-parallel-tasks", 0, "running tasks across all projects (0 = no limit)")
 	opts.alerts.register(fs)
 	registerTaskPodFlags(fs, &opts.taskPods)
-	if err := parse(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 

@@ -32,6 +32,7 @@ import (
 	"github.com/bastion-dev/bastion/controllers"
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/alert"
+	"github.com/bastion-dev/bastion/internal/cli"
 	"github.com/bastion-dev/bastion/internal/demorepo"
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
@@ -173,7 +174,7 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 // repository's listen address, which runManagerCommand binds.
 func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string, error) {
 	opts := managerOptions{}
-	fs := newFlagSet("manager", stderr)
+	fs := cli.NewFlagSet("manager", stderr)
 	fs.StringVar(&opts.Listen, "listen", ":3000", "address of the API and the console")
 	fs.StringVar(&opts.PublicURL, "public-url", "", "URL users reach the console at (default http://<listen>)")
 	fs.StringVar(&opts.PublicURL, "external-url", "", "the same as --public-url (Semaphore's web_host): browsers' Origin may name it behind a proxy that rewrites Host")
@@ -260,7 +261,7 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 		opts.RunnerNetworkPolicy = spec
 		return err
 	})
-	err := parse(fs, args)
+	err := cli.Parse(fs, args)
 	if err == nil && (opts.NamespaceRole == "") != (opts.ServiceAccount == "") {
 		err = errors.New("--namespace-role and --service-account go together: the role is bound to that ServiceAccount")
 	}

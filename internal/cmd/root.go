@@ -3,26 +3,13 @@
 package cmd
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
+	"github.com/bastion-dev/bastion/internal/cli"
+	"github.com/bastion-dev/bastion/internal/runnercli"
 	"github.com/bastion-dev/bastion/internal/version"
 )
-
-// exitError carries an exit code other than 1 (for example 2 for misuse).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func usageError(format string, args ...any) error {
-	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
-}
 
 type command struct {
 	name, summary string
@@ -32,7 +19,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"manager", "run the controllers and the API server against a cluster", runManagerCommand},
-		{"runner", "run one task (started by the task's Job or by bastion dev)", runRunner},
+		{"runner", "run one task (started by the task's Job or by bastion dev)", runnercli.Run},
 		{"dev", "run Bastion on an embedded control plane, for trying it locally", runDev},
 		{"user", "list, add and change console users (list, add, change-by-login)", runUser},
 		{"version", "print the version", func(_ []string, stdout, _ io.Writer) error {
@@ -55,16 +42,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(args[1:], stdout, stderr)
-		if err == nil || errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(stderr, "bastion %s: %v\n", c.name, err)
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return ee.code
-		}
-		return 1
+		return cli.Exit(c.name, c.run(args[1:], stdout, stderr), stderr)
 	}
 	fmt.Fprintf(stderr, "bastion: unknown command %q\n\n", args[0])
 	printUsage(stderr)
@@ -77,25 +55,4 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun `bastion <command> -h` for a command's flags.")
-}
-
-// newFlagSet returns a flag set that reports errors instead of exiting.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("bastion "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// parse parses flags and refuses stray arguments.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &exitError{code: 2, err: err}
-	}
-	if fs.NArg() > 0 {
-		return usageError("unexpected argument %q", fs.Arg(0))
-	}
-	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/cli"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/users"
 )
@@ -26,17 +27,17 @@ import (
 // help text points to: list, add and change-by-login.
 func runUser(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError("usage: bastion user list|add|change-by-login [flags]")
+		return cli.UsageError("usage: bastion user list|add|change-by-login [flags]")
 	}
 	sub, args := args[0], args[1:]
-	fs := newFlagSet("user "+sub, stderr)
+	fs := cli.NewFlagSet("user "+sub, stderr)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster (default: $KUBECONFIG, in-cluster, ~/.kube/config); `bastion dev` prints its own")
 	namespace := fs.String("namespace", defaultNamespace(), "the manager's namespace, where password hashes are kept")
 	dataDir := fs.String("data-dir", "", "the data dir of a running `bastion dev` (its kubeconfig is used), instead of --kubeconfig")
 
 	switch sub {
 	case "list":
-		if err := parse(fs, args); err != nil {
+		if err := cli.Parse(fs, args); err != nil {
 			return err
 		}
 		store, err := newUserStore(devKubeconfig(*kubeconfig, *dataDir), *namespace)
@@ -51,7 +52,7 @@ func runUser(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&spec.Email, "email", "", "email (required)")
 		fs.BoolVar(&spec.Admin, "admin", false, "make the user an administrator")
 		password := passwordFlag(fs)
-		if err := parse(fs, args); err != nil {
+		if err := cli.Parse(fs, args); err != nil {
 			return err
 		}
 		store, err := newUserStore(devKubeconfig(*kubeconfig, *dataDir), *namespace)
@@ -71,11 +72,11 @@ func runUser(args []string, stdout, stderr io.Writer) error {
 	case "change-by-login":
 		login := fs.String("login", "", "username or email of the user (required)")
 		password := passwordFlag(fs)
-		if err := parse(fs, args); err != nil {
+		if err := cli.Parse(fs, args); err != nil {
 			return err
 		}
 		if *login == "" {
-			return usageError("--login is required")
+			return cli.UsageError("--login is required")
 		}
 		store, err := newUserStore(devKubeconfig(*kubeconfig, *dataDir), *namespace)
 		if err != nil {
@@ -96,7 +97,7 @@ func runUser(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "password of %s changed\n", user.Spec.Username)
 		return nil
 	default:
-		return usageError("unknown user command %q (list, add, change-by-login)", sub)
+		return cli.UsageError("unknown user command %q (list, add, change-by-login)", sub)
 	}
 }
 

@@ -14,7 +14,11 @@
 // launcher writes the same files into a private temporary directory.
 package runspec
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+)
 
 // Where a Job mounts the inputs.
 const (
@@ -114,4 +118,23 @@ type KeyRef struct {
 	Secret string `json:"secret"`
 	// Type is ssh, login_password or none.
 	Type string `json:"type"`
+}
+
+// ReachableByOthers reports whether a user that is neither the owner nor
+// in the group of dir or of any directory above it can traverse to it
+// (ACLs apart). The local launcher and an isolated runner both go by it:
+// the launcher to place the runs where their users can reach them, the
+// runner to mount what its user could not reach.
+func ReachableByOthers(dir string) bool {
+	for {
+		info, err := os.Stat(dir)
+		if err != nil || info.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return true
+		}
+		dir = parent
+	}
 }

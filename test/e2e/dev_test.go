@@ -711,6 +711,11 @@ func TestDev_terminalShowsTheBannerLastAndTheLogFileHasTheRest(t *testing.T) {
 	if !found || !strings.Contains(startup, "starting etcd and kube-apiserver") {
 		t.Fatalf("no start-up, then banner, on the terminal:\n%s", out)
 	}
+	// Local runs start bastion-runner, which lies beside bastion as make
+	// build (and this harness) lays them out; start-up says so.
+	if runner := "runs start " + filepath.Join(filepath.Dir(bastionBin), "bastion-runner"); !strings.Contains(startup, runner) {
+		t.Errorf("start-up does not say %q:\n%s", runner, startup)
+	}
 	_, afterBanner, found := strings.Cut(rest, "Press Ctrl-C to stop.\n")
 	afterBanner, _, stopped := strings.Cut(afterBanner, "shutting down...\n")
 	if !found || !stopped {

@@ -63,12 +63,16 @@ func run(m *testing.M) int {
 			return 1
 		}
 		defer os.RemoveAll(dir)
+		// Both binaries, as make build lays them out: local runs start
+		// bastion-runner when it lies beside bastion.
 		bastionBin = filepath.Join(dir, "bastion")
-		build := exec.Command("go", "build", "-o", bastionBin, "../..")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building bastion:", err)
-			return 1
+		for out, pkg := range map[string]string{bastionBin: "../..", filepath.Join(dir, "bastion-runner"): "../../internal/cmd/bastion-runner"} {
+			build := exec.Command("go", "build", "-o", out, pkg)
+			build.Stdout, build.Stderr = os.Stderr, os.Stderr
+			if err := build.Run(); err != nil {
+				fmt.Fprintln(os.Stderr, "building", filepath.Base(out)+":", err)
+				return 1
+			}
 		}
 	}
 	return m.Run()

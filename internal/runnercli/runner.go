@@ -1,8 +1,12 @@
-package cmd
+// Package runnercli is the runner's command line: `bastion runner`, and
+// the bastion-runner binary, which is that command alone. The local
+// launcher starts bastion-runner when it finds it beside bastion: without
+// the manager's packages, it starts in a seventh of the CPU (docs/
+// architecture.md, "Two binaries").
+package runnercli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,34 +16,46 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bastion-dev/bastion/internal/cli"
 	"github.com/bastion-dev/bastion/internal/runner"
 	"github.com/bastion-dev/bastion/internal/runproto"
+	"github.com/bastion-dev/bastion/internal/version"
 )
 
-// runRunner runs one task from the inputs its launcher laid out (see
+// Main is the bastion-runner binary: the flags of `bastion runner`, or
+// "version", which the manager asks before it starts runs with it.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && args[0] == "version" {
+		fmt.Fprintln(stdout, version.Version)
+		return 0
+	}
+	return cli.Exit("runner", Run(args, stdout, stderr), stderr)
+}
+
+// Run runs one task from the inputs its launcher laid out (see
 // internal/runspec). When the inputs name the manager, every output line,
 // the run's phase, its commit and its exit are streamed there
 // (internal/runproto), and the manager's replies can confirm or stop the
 // run; each line is also printed to stdout, so that `kubectl logs` shows
 // it. Its exit code is the program's (1 when the run failed before the
 // program could start).
-func runRunner(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("runner", stderr)
+func Run(args []string, stdout, stderr io.Writer) error {
+	fs := cli.NewFlagSet("runner", stderr)
 	input := fs.String("input", "", "directory with task.json and token")
 	secrets := fs.String("secrets", "", "directory with one sub-directory per Secret")
 	work := fs.String("work", "", "scratch directory for the checkout")
 	exitFile := fs.String("exit-file", "", "file to write the runner's exit code to when it ends (the local launcher reads it after a manager restart)")
 	runAs := fs.Uint("run-as", 0, "user id to run as, after mounting the account files of --accounts (the local launcher's isolated runs; needs root)")
 	accounts := fs.String("accounts", "", "directory with the run's passwd and group files, for --run-as")
-	if err := parse(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *input == "" || *work == "" {
-		return usageError("--input and --work are required")
+		return cli.UsageError("--input and --work are required")
 	}
 	if *runAs != 0 {
 		if *accounts == "" {
-			return usageError("--run-as needs --accounts")
+			return cli.UsageError("--run-as needs --accounts")
 		}
 		if err := becomeRunUser(uint32(*runAs), *accounts, localRepository(*input)); err != nil {
 			return err
@@ -49,7 +65,7 @@ func runRunner(args []string, stdout, stderr io.Writer) error {
 	if *exitFile != "" {
 		// Written last, after every line was acknowledged: whoever reads it
 		// knows the run is over. A runner that is killed writes nothing.
-		if werr := writeExitFile(*exitFile, exitCode(err)); werr != nil {
+		if werr := writeExitFile(*exitFile, cli.Code(err)); werr != nil {
 			fmt.Fprintf(stderr, "bastion runner: writing the exit file: %v\n", werr)
 		}
 	}
@@ -95,18 +111,6 @@ func runTask(input, secrets, work string, stdout, stderr io.Writer) error {
 	return exitOf(in, res)
 }
 
-// exitCode is the process exit code Main gives err.
-func exitCode(err error) int {
-	var ee *exitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		return ee.code
-	}
-	return 1
-}
-
 // writeExitFile writes code atomically: a reader sees the whole number or
 // no file.
 func writeExitFile(path string, code int) error {
@@ -123,7 +127,7 @@ func exitOf(in *runner.Inputs, res runner.Result) error {
 	case res.Err != nil:
 		return res.Err
 	case res.ExitCode != 0:
-		return &exitError{code: res.ExitCode, err: fmt.Errorf("%s exited with code %d", appName(in.Spec.App), res.ExitCode)}
+		return &cli.ExitError{Code: res.ExitCode, Err: fmt.Errorf("%s exited with code %d", appName(in.Spec.App), res.ExitCode)}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package cmd
+package runnercli
 
 import (
 	"errors"
@@ -12,12 +12,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/gitremote"
 	"github.com/bastion-dev/bastion/internal/runner"
+	"github.com/bastion-dev/bastion/internal/runspec"
 )
 
-// becomeRunUser is how an isolated local run starts (see launch.Isolation):
+// becomeRunUser is how an isolated local run starts (see the local launcher's Isolation):
 // the runner is started as root, alone in a mount namespace, and before it
 // reads anything of the task it
 //   - mounts the run's passwd and group files (written by the launcher in
@@ -84,7 +84,7 @@ func becomeRunUser(uid uint32, accounts string, repository string) error {
 func reachablePath(path, mounts string) (string, error) {
 	var reachable, mounted []string
 	for i, dir := range strings.Split(path, ":") {
-		if dir == "" || !filepath.IsAbs(dir) || launch.ReachableByOthers(dir) && !underTemporaryDir(dir) {
+		if dir == "" || !filepath.IsAbs(dir) || runspec.ReachableByOthers(dir) && !underTemporaryDir(dir) {
 			reachable = append(reachable, dir)
 			continue
 		}
@@ -149,7 +149,7 @@ func privateTemporaryDirs(runDir, repository string) error {
 		return err
 	}
 	back := []mountBack{{path: runDir}}
-	if repository != "" && underTemporaryDir(repository) && launch.ReachableByOthers(repository) && isDir(repository) {
+	if repository != "" && underTemporaryDir(repository) && runspec.ReachableByOthers(repository) && isDir(repository) {
 		back = append(back, mountBack{path: repository, readOnly: true})
 	}
 	for i := range back {

@@ -1,4 +1,4 @@
-package cmd
+package runnercli
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ func TestRunner_writesItsExitCodeToTheExitFile(t *testing.T) {
 	dir := t.TempDir()
 	exit := filepath.Join(dir, "exit")
 	var stdout, stderr bytes.Buffer
-	code := Main([]string{"runner", "--input", filepath.Join(dir, "missing"), "--work", dir, "--exit-file", exit}, &stdout, &stderr)
+	code := Main([]string{"--input", filepath.Join(dir, "missing"), "--work", dir, "--exit-file", exit}, &stdout, &stderr)
 	data, err := os.ReadFile(exit)
 	if err != nil {
 		t.Fatalf("no exit file: %v (stderr %q)", err, stderr.String())
@@ -29,21 +29,10 @@ func TestRunner_writesItsExitCodeToTheExitFile(t *testing.T) {
 
 	// Misuse (no --work) is refused before anything runs: no file.
 	_ = os.Remove(exit)
-	if code := Main([]string{"runner", "--input", dir, "--exit-file", exit}, &stdout, &stderr); code != 2 {
+	if code := Main([]string{"--input", dir, "--exit-file", exit}, &stdout, &stderr); code != 2 {
 		t.Fatalf("misuse exit %d, want 2", code)
 	}
 	if _, err := os.Stat(exit); !os.IsNotExist(err) {
 		t.Fatalf("misuse wrote an exit file: %v", err)
-	}
-}
-
-func TestExitCode_isWhatMainReturns(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want int
-	}{{nil, 0}, {usageError("x"), 2}, {&exitError{code: 7, err: os.ErrClosed}, 7}, {os.ErrNotExist, 1}} {
-		if got := exitCode(tc.err); got != tc.want {
-			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
-		}
 	}
 }
