@@ -47,8 +47,8 @@ const runnerBinary = "bastion-runner"
 // package initialisation is the runner's alone; docs/architecture.md,
 // "Two binaries"), else `self runner`, the same code. The runner gets
 // the run's secrets, so it is used only when it is a regular file as
-// well kept as self (the same owner or root, not writable by group or
-// others) and of self's version: a binary left from another build would
+// well kept as self (the same owner or root, neither it nor its directory
+// writable by group or others) and of self's version: a binary left from another build would
 // speak another version of the runner protocol. It returns the command
 // and a sentence for the start-up output.
 func runnerCommand(self string) ([]string, string) {
@@ -77,6 +77,11 @@ func untrusted(path, self string) string {
 	}
 	if info.Mode().Perm()&0o022 != 0 {
 		return path + " is writable by others than its owner"
+	}
+	// Checked once, at start-up, and started by path for each run: a
+	// directory others may write to could have it swapped afterwards.
+	if dir, err := os.Stat(filepath.Dir(path)); err != nil || dir.Mode().Perm()&0o022 != 0 {
+		return filepath.Dir(path) + " is writable by others than its owner"
 	}
 	own, err := os.Stat(self)
 	if err != nil {

@@ -51,6 +51,17 @@ func TestRunnerCommand_startsBastionRunnerBesideItOnlyWhenItIsAsTrustedAndOfTheS
 		t.Fatalf("writable by others: %q, %q", cmd, notice)
 	}
 
+	writeRunner(t, dir, version.Version, 0o755)
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if cmd, notice = runnerCommand(self); strings.Join(cmd, " ") != fallback || !strings.Contains(notice, dir+" is writable by others") {
+		t.Fatalf("in a directory others may write to: %q, %q", cmd, notice)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
 	if os.Geteuid() == 0 { // only root can give a file away
 		writeRunner(t, dir, version.Version, 0o755)
 		if err := os.Chown(path, 4242, 4242); err != nil {
