@@ -31,6 +31,10 @@ BASTION := $(LOCALBIN)/bastion
 
 VERSION ?= 0.1.0-$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/bastion-dev/bastion/internal/version.Version=$(VERSION)
+# The sources' hash, the same in bastion and the bastion-runner built with
+# it: local runs start bastion-runner only when it was built from the same
+# sources (internal/version.Build).
+BUILD_STAMP = $(shell cat $(sort $(GO_SOURCES)) go.mod go.sum | sha256sum | cut -c1-16)
 
 GO_SOURCES := $(shell find . -name '*.go' -not -path './console/node_modules/*' -not -path './bin/*')
 CONSOLE_SOURCES := $(shell find console/src console/index.html console/package.json console/vite.config.* console/tsconfig*.json -type f 2>/dev/null)
@@ -98,8 +102,9 @@ build: $(BASTION) ## Build bin/bastion with the console embedded, and bin/bastio
 # lies beside bastion with the same version (docs/architecture.md, "Two
 # binaries"): always built together.
 $(BASTION): console/dist/index.html $(GO_SOURCES) go.mod go.sum
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $@ .
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/bastion-runner ./internal/cmd/bastion-runner
+	stamp="$(BUILD_STAMP)"; \
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS) -X github.com/bastion-dev/bastion/internal/version.Build=$$stamp" -o $@ . && \
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS) -X github.com/bastion-dev/bastion/internal/version.Build=$$stamp" -o $(LOCALBIN)/bastion-runner ./internal/cmd/bastion-runner
 
 .PHONY: console
 console: console/dist/index.html ## Build the console into console/dist.

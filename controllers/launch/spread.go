@@ -1,10 +1,6 @@
 package launch
 
-import (
-	"os"
-
-	"golang.org/x/sys/unix"
-)
+import "golang.org/x/sys/unix"
 
 // fsTopDir is the inode flag FS_TOPDIR_FL (chattr +T), which
 // golang.org/x/sys does not name.
@@ -25,14 +21,16 @@ const fsTopDir = 0x00020000
 // at most where the runs' files are placed, and where the flag is not
 // supported nothing is done: it is an optimisation, never a requirement.
 func spreadRuns(dir string) {
-	f, err := os.Open(dir)
+	// The directory itself, never what a link or a FIFO put in its place
+	// would open (O_NONBLOCK: a FIFO must not hold the start-up).
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
-	defer f.Close()
-	flags, err := unix.IoctlGetUint32(int(f.Fd()), unix.FS_IOC_GETFLAGS)
+	defer unix.Close(fd)
+	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
 	if err != nil || flags&fsTopDir != 0 {
 		return
 	}
-	_ = unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, int(flags|fsTopDir))
+	_ = unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, int(flags|fsTopDir))
 }

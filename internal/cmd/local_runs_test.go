@@ -10,11 +10,12 @@ import (
 )
 
 // writeRunner puts a stand-in for bastion-runner beside self that answers
-// `version` with v.
-func writeRunner(t *testing.T, dir, v string, mode os.FileMode) string {
+// `version` with answer.
+func writeRunner(t *testing.T, dir, answer string, mode os.FileMode) string {
 	t.Helper()
 	path := filepath.Join(dir, runnerBinary)
-	if err := os.WriteFile(path, []byte("#!/bin/sh\necho '"+v+"'\n"), mode); err != nil {
+	_ = os.Remove(path)
+	if err := os.WriteFile(path, []byte("#!/bin/sh\necho '"+answer+"'\n"), mode); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(path, mode); err != nil { // past the umask
@@ -23,52 +24,68 @@ func writeRunner(t *testing.T, dir, v string, mode os.FileMode) string {
 	return path
 }
 
-func TestRunnerCommand_startsBastionRunnerBesideItOnlyWhenItIsAsTrustedAndOfTheSameVersion(t *testing.T) {
+func TestRunnerCommand_startsBastionRunnerBesideItOnlyWhenItIsAsTrustedAndFromTheSameBuild(t *testing.T) {
+	build := version.Build
+	version.Build = "test-stamp"
+	t.Cleanup(func() { version.Build = build })
 	dir := t.TempDir()
 	self := filepath.Join(dir, "bastion")
 	if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	fallback := self + " runner"
-
-	cmd, notice := runnerCommand(self)
-	if strings.Join(cmd, " ") != fallback || !strings.Contains(notice, "no bastion-runner beside it") {
-		t.Fatalf("without bastion-runner: %q, %q", cmd, notice)
+	path := filepath.Join(dir, runnerBinary)
+	falls := func(why, want string) {
+		t.Helper()
+		cmd, notice := runnerCommand(self)
+		if strings.Join(cmd, " ") != fallback || !strings.Contains(notice, want) {
+			t.Errorf("%s: started %q (%s), want %q and a notice saying %q", why, cmd, notice, fallback, want)
+		}
 	}
 
-	path := writeRunner(t, dir, version.Version, 0o755)
-	if cmd, notice = runnerCommand(self); strings.Join(cmd, " ") != path || notice != "runs start "+path {
-		t.Fatalf("with bastion-runner of the same version: %q, %q", cmd, notice)
+	falls("without bastion-runner", "no "+path)
+
+	writeRunner(t, dir, version.RunnerProbe(), 0o755)
+	if cmd, notice := runnerCommand(self); strings.Join(cmd, " ") != path || notice != "runs start "+path {
+		t.Fatalf("bastion-runner of the same build: %q, %q", cmd, notice)
 	}
 
-	writeRunner(t, dir, version.Version+"-other", 0o755)
-	if cmd, notice = runnerCommand(self); strings.Join(cmd, " ") != fallback || !strings.Contains(notice, "is not of version") {
-		t.Fatalf("another version: %q, %q", cmd, notice)
-	}
+	writeRunner(t, dir, version.Version, 0o755) // what a copy of bastion says
+	falls("a copy of bastion", "another build")
+	writeRunner(t, dir, "bastion-runner "+version.Version+" other-stamp", 0o755)
+	falls("a runner from other sources", "another build")
+	writeRunner(t, dir, version.RunnerProbe(), 0o644)
+	falls("a runner that cannot be run", path+" version: ")
 
-	writeRunner(t, dir, version.Version, 0o757)
-	if cmd, notice = runnerCommand(self); strings.Join(cmd, " ") != fallback || !strings.Contains(notice, "writable by others") {
-		t.Fatalf("writable by others: %q, %q", cmd, notice)
+	for _, mode := range []os.FileMode{0o775, 0o757} {
+		writeRunner(t, dir, version.RunnerProbe(), mode)
+		falls("a runner others may write", "writable by others")
 	}
-
-	writeRunner(t, dir, version.Version, 0o755)
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if cmd, notice = runnerCommand(self); strings.Join(cmd, " ") != fallback || !strings.Contains(notice, dir+" is writable by others") {
-		t.Fatalf("in a directory others may write to: %q, %q", cmd, notice)
+	writeRunner(t, dir, version.RunnerProbe(), 0o755)
+	for _, mode := range []os.FileMode{0o775, 0o777} {
+		if err := os.Chmod(dir, mode); err != nil {
+			t.Fatal(err)
+		}
+		falls("a directory others may write", dir+" is writable by others")
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 
 	if os.Geteuid() == 0 { // only root can give a file away
-		writeRunner(t, dir, version.Version, 0o755)
 		if err := os.Chown(path, 4242, 4242); err != nil {
 			t.Fatal(err)
 		}
-		if cmd, notice = runnerCommand(self); strings.Join(cmd, " ") != fallback || !strings.Contains(notice, "belongs to another user") {
-			t.Fatalf("another owner: %q, %q", cmd, notice)
+		falls("a runner of another user", path+" belongs to another user")
+		if err := os.Chown(path, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(dir, 4242, 4242); err != nil {
+			t.Fatal(err)
+		}
+		falls("a directory of another user", dir+" belongs to another user")
+		if err := os.Chown(dir, 0, 0); err != nil {
+			t.Fatal(err)
 		}
 	}
 
@@ -78,7 +95,9 @@ func TestRunnerCommand_startsBastionRunnerBesideItOnlyWhenItIsAsTrustedAndOfTheS
 	if err := os.Symlink("/bin/true", path); err != nil {
 		t.Fatal(err)
 	}
-	if cmd, notice = runnerCommand(self); strings.Join(cmd, " ") != fallback || !strings.Contains(notice, "not a regular file") {
-		t.Fatalf("a symbolic link: %q, %q", cmd, notice)
-	}
+	falls("a symbolic link", "not a regular file")
+
+	writeRunner(t, dir, version.RunnerProbe(), 0o755)
+	version.Build = ""
+	falls("a bastion built without make", "built without make build")
 }

@@ -68,7 +68,8 @@ func (t *taskRun) checkout(ctx context.Context, dir string) (commit, message str
 	// An empty --template: git's template directory holds only sample
 	// hooks, a description and an exclude file, 18 files a run never
 	// uses, which each clone would create and the run's end remove again
-	// (docs/benchmarks.md, "Sixth round").
+	// (docs/benchmarks.md, "Sixth round"). .git/info is made below, empty,
+	// for a playbook that adds to .git/info/exclude.
 	args := append(append([]string{}, config...), "clone", "--template=")
 	if repo.Branch != "" {
 		args = append(args, "--branch", repo.Branch)
@@ -79,6 +80,9 @@ func (t *taskRun) checkout(ctx context.Context, dir string) (commit, message str
 		return "", "", fmt.Errorf("git clone: %w", err)
 	} else if code != 0 {
 		return "", "", fmt.Errorf("git clone of %s failed: %s", redactURL(repo.URL), t.out.mask(why.last("exit "+fmt.Sprint(code)), outStream))
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".git", "info"), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", "", err
 	}
 	gitIn := func(args ...string) (int, error) {
 		return run(ctx, process{path: "git", args: append(append(append([]string{}, config...), "-C", dir), args...), dir: t.work, env: env}, t.out)

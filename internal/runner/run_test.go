@@ -255,20 +255,30 @@ func TestRun_secretValuesAreMaskedInTheOutput(t *testing.T) {
 
 // The checkout is a clone without git's template: no sample hooks, no
 // description, no exclude file, which no run uses and every clone would
-// write (checkout.go).
+// write (checkout.go); .git/info is there, empty, for a playbook that
+// adds to .git/info/exclude.
 func TestRun_theCheckoutCarriesNoneOfGitsTemplateFiles(t *testing.T) {
+	// What a plain clone on this host has: the template must be there for
+	// its absence in the checkout to say anything.
+	plain := filepath.Join(t.TempDir(), "plain")
+	if out, err := exec.Command("git", "clone", "-q", gittest.NewRepo(t).Path, plain).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(plain, ".git", "hooks")); err != nil {
+		t.Skipf("git on this host has no template to leave out: %v", err)
+	}
 	repo := gittest.NewRepo(t)
-	repo.WriteFile("look.sh", "#!/bin/bash\nfind .git -path .git/objects -prune -o -print | sort\n", true)
+	repo.WriteFile("look.sh", "#!/bin/bash\nfind .git -path .git/objects -prune -o -print | sort\necho x >> .git/info/exclude && echo exclude-written\n", true)
 	in := newInputs(t, runspec.Spec{App: "bash", Playbook: "look.sh",
 		Repository: runspec.Repository{URL: repo.Path, Branch: gittest.Branch}}, nil)
 	res, out := runTask(t, in)
 	if !res.Succeeded() {
 		t.Fatalf("run failed: %+v\n%s", res, strings.Join(out, "\n"))
 	}
-	if !contains(out, ".git/HEAD") {
+	if !contains(out, ".git/HEAD") || !contains(out, ".git/info") || !contains(out, "exclude-written") {
 		t.Fatalf("the script did not list the clone's .git:\n%s", strings.Join(out, "\n"))
 	}
-	for _, from := range []string{".git/hooks", ".git/description", ".git/info/exclude"} {
+	for _, from := range []string{".git/hooks", ".git/description", ".git/info/"} {
 		if contains(out, from) {
 			t.Errorf("the clone has %s, from git's template:\n%s", from, strings.Join(out, "\n"))
 		}

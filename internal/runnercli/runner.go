@@ -1,7 +1,7 @@
 // Package runnercli is the runner's command line: `bastion runner`, and
 // the bastion-runner binary, which is that command alone. The local
 // launcher starts bastion-runner when it finds it beside bastion: without
-// the manager's packages, it starts in a seventh of the CPU (docs/
+// the manager's packages, it starts in a fifth of the CPU (docs/
 // architecture.md, "Two binaries").
 package runnercli
 
@@ -23,10 +23,11 @@ import (
 )
 
 // Main is the bastion-runner binary: the flags of `bastion runner`, or
-// "version", which the manager asks before it starts runs with it.
+// "version", which the manager asks before it starts runs with it
+// (version.RunnerProbe: a copy of bastion would not answer the same).
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 1 && args[0] == "version" {
-		fmt.Fprintln(stdout, version.Version)
+		fmt.Fprintln(stdout, version.RunnerProbe())
 		return 0
 	}
 	return cli.Exit("runner", Run(args, stdout, stderr), stderr)

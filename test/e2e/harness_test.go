@@ -63,11 +63,13 @@ func run(m *testing.M) int {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		// Both binaries, as make build lays them out: local runs start
-		// bastion-runner when it lies beside bastion.
+		// Both binaries, as make build lays them out and with one build
+		// stamp: local runs start bastion-runner when it lies beside
+		// bastion and was built from the same sources.
 		bastionBin = filepath.Join(dir, "bastion")
+		stamp := "-X github.com/bastion-dev/bastion/internal/version.Build=e2e-" + filepath.Base(dir)
 		for out, pkg := range map[string]string{bastionBin: "../..", filepath.Join(dir, "bastion-runner"): "../../internal/cmd/bastion-runner"} {
-			build := exec.Command("go", "build", "-o", out, pkg)
+			build := exec.Command("go", "build", "-ldflags", stamp, "-o", out, pkg)
 			build.Stdout, build.Stderr = os.Stderr, os.Stderr
 			if err := build.Run(); err != nil {
 				fmt.Fprintln(os.Stderr, "building", filepath.Base(out)+":", err)
