@@ -533,7 +533,7 @@ func TestRunnerAttack_unknownPhasesStreamsAndSeqsAre400AndChangeNothing(t *testi
 	if err := e.K8s.Get(t.Context(), client.ObjectKey{Namespace: lt.ns, Name: lt.name}, task); err != nil {
 		t.Fatal(err)
 	}
-	if task.Status.Run != nil {
+	if run := task.Status.Run; run != nil && *run != (bastionv1.TaskRun{}) { // the launch leaves it empty
 		t.Errorf("status.run = %+v, want no facts", task.Status.Run)
 	}
 }

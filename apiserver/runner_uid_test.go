@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
@@ -44,6 +45,39 @@ func TestRunnerFacts_neverLandOnATaskMadeAgainUnderTheSameName(t *testing.T) {
 	}
 	if got.Status.Run != nil {
 		t.Errorf("the new task carries the old run's facts: %+v", got.Status.Run)
+	}
+}
+
+// The reconciler makes status.run, empty, when it launches a run
+// (controllers TestTaskReconciler_createsTheExpectedJobAndFollowsItToSuccess):
+// a launched task's first facts then go as the JSON patch that tests the
+// uid, with no read of the Task before it.
+func TestRunnerFacts_aLaunchedTasksFirstFactsReadNothing(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	ctx := context.Background()
+	task := waitingTask(t, e, p.ns, "launched")
+	if err := e.K8s.Status().Patch(ctx, task, client.RawPatch(types.MergePatchType, []byte(`{"status":{"run":{}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	launched := &bastionv1.Task{}
+	if err := e.K8s.Get(ctx, client.ObjectKeyFromObject(task), launched); err != nil || launched.Status.Run == nil {
+		t.Fatalf("the launched task's status.run = %+v (%v), want it empty", launched.Status.Run, err)
+	}
+	counting := &readCounter{Client: e.K8s}
+	first := runproto.Batch{Phase: runproto.PhaseRunning, Commit: &runproto.Commit{Hash: "abc", Message: "first"}}
+	if err := apiserver.RecordRunFacts(ctx, counting, launched, first, 0); err != nil {
+		t.Fatal(err)
+	}
+	if counting.reads.Load() != 0 {
+		t.Errorf("the first facts of a launched task read the apiserver %d times first, want none", counting.reads.Load())
+	}
+	got := &bastionv1.Task{}
+	if err := e.K8s.Get(ctx, client.ObjectKeyFromObject(task), got); err != nil {
+		t.Fatal(err)
+	}
+	if run := got.Status.Run; run == nil || run.Phase != runproto.PhaseRunning || run.Commit == nil || run.Commit.Hash != "abc" {
+		t.Fatalf("status.run = %+v, want the phase and the commit", got.Status.Run)
 	}
 }
 

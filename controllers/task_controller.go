@@ -222,6 +222,13 @@ func (r *TaskReconciler) reconcileActive(ctx context.Context, task *bastionv1.Ta
 		if err := r.Launcher.Start(ctx, run); err != nil {
 			return ctrl.Result{}, err
 		}
+		if task.Status.Run == nil {
+			// The runner's report starts empty, in the write that records
+			// the launch: the runner endpoint adds even the first facts to
+			// it with a JSON patch that tests the task's uid, instead of
+			// reading the Task first (apiserver/runner_events.go, record).
+			task.Status.Run = &bastionv1.TaskRun{}
+		}
 	}
 	state, err := r.Launcher.Observe(ctx, run)
 	if err != nil {

@@ -44,6 +44,10 @@ func TestTaskReconciler_createsTheExpectedJobAndFollowsItToSuccess(t *testing.T)
 	p.g.Expect(string(input.Data[runspec.TaskFile])).NotTo(ContainSubstring("s3cret"))
 	p.g.Expect(input.Data[runspec.TokenFile]).To(HaveLen(64))
 	p.g.Expect(p.get("run-1").Labels).To(HaveKey(bastionv1.LabelID), "a task created without an id gets one")
+	// The runner's report is there, empty, from the write that recorded the
+	// launch: the runner endpoint adds even the first facts to it without
+	// reading the Task (apiserver TestRunnerFacts_aLaunchedTasksFirstFactsReadNothing).
+	p.g.Expect(p.get("run-1").Status.Run).To(Equal(&bastionv1.TaskRun{}))
 
 	p.startPod("run-1")
 	running := p.waitStatus("run-1", bastionv1.TaskRunning)
