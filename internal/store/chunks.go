@@ -202,10 +202,18 @@ func contiguousFrom(seq int64, ranges rangesFrom) (int64, error) {
 
 // chunkReader is what the shared read paths need of a backend: up to n
 // chunks of a task, in Seq order, that hold a Seq above after (with
-// stderrOnly, only chunks holding a stderr line).
+// stderrOnly, only chunks holding a stderr line) and, when upTo is not
+// noBound, start at or below upTo.
 type chunkReader interface {
-	readChunks(ctx context.Context, task TaskKey, after int64, n int, stderrOnly bool) ([]chunk, error)
+	readChunks(ctx context.Context, task TaskKey, after int64, n int, stderrOnly bool, upTo int64) ([]chunk, error)
 }
+
+// noBound is readChunks' upTo for no bound on where a chunk starts. A
+// bound is asked as first_seq <= upTo and, since a chunk holds at most
+// chunkMaxLines Seqs, last_seq < upTo+chunkMaxLines: that keeps the read a
+// range of the primary key (first_seq alone would have the database step
+// through every later chunk of the task to find none).
+const noBound = 0
 
 // A read asks for few chunks first and twice as many each time it needs
 // more, up to chunkRowsPerRead: a page usually ends in the first two
@@ -220,9 +228,18 @@ const (
 
 // readLines reads up to limit lines after a Seq, skipping skip of them; a
 // non-zero budget ends the page early once that many bytes are held.
+//
+// After the first read, a read asks only for chunks that start within the
+// Seqs the page still needs (chunks hold runs of consecutive Seqs): a
+// page that began in one-line chunks must not fetch up to
+// chunkRowsPerRead chunks of a thousand lines each when it needs a few.
+// A bounded read that comes back short has met the end of the output or
+// a gap in it (lines not stored yet), and the next read, unbounded, tells
+// which.
 func readLines(ctx context.Context, r chunkReader, task TaskKey, after int64, skip, limit, budget int) ([]Line, error) {
 	lines := []Line{}
 	held, chunks := 0, 0
+	upTo := int64(noBound) // the first read is not bounded
 	for rows := chunkRowsFirstRead; ; rows = min(2*rows, chunkRowsPerRead) {
 		// No more rows than lines still wanted (skip is capped first: an
 		// offset far past the end must not overflow), nor, with a byte
@@ -231,7 +248,7 @@ func readLines(ctx context.Context, r chunkReader, task TaskKey, after int64, sk
 		if budget > 0 && held > 0 {
 			want = min(want, (budget-held)/max(1, held/chunks)+1)
 		}
-		cs, err := r.readChunks(ctx, task, after, want, false)
+		cs, err := r.readChunks(ctx, task, after, want, false, upTo)
 		if err != nil {
 			return nil, err
 		}
@@ -253,8 +270,17 @@ func readLines(ctx context.Context, r chunkReader, task TaskKey, after int64, sk
 			}
 			after = c.last
 		}
-		if len(cs) < want { // want is at least 1, so an empty read ends here
-			return lines, nil
+		switch {
+		case len(cs) == want:
+			// The Seqs still needed: those to skip, then the page's rest.
+			upTo = MaxSeq
+			if need := min(int64(skip), MaxSeq) + int64(limit-len(lines)); need < MaxSeq-after {
+				upTo = after + need
+			}
+		case upTo == noBound:
+			return lines, nil // want is at least 1, so an empty read ends here
+		default:
+			upTo = noBound
 		}
 	}
 }
@@ -267,7 +293,7 @@ func readStderrSeqs(ctx context.Context, r chunkReader, task TaskKey, after int6
 	seqs = []int64{}
 	read := 0
 	for rows := chunkRowsFirstRead; read < chunkRowsPerRead; rows = min(2*rows, chunkRowsPerRead-read) {
-		cs, err := r.readChunks(ctx, task, after, rows, true)
+		cs, err := r.readChunks(ctx, task, after, rows, true, noBound)
 		if err != nil {
 			return nil, after, false, err
 		}

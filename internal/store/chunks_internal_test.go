@@ -375,15 +375,76 @@ type memChunks struct {
 	read int
 }
 
-func (m *memChunks) readChunks(_ context.Context, _ TaskKey, after int64, n int, stderrOnly bool) ([]chunk, error) {
+func (m *memChunks) readChunks(_ context.Context, _ TaskKey, after int64, n int, stderrOnly bool, upTo int64) ([]chunk, error) {
 	var out []chunk
 	for _, c := range m.all {
-		if c.last > after && (!stderrOnly || c.stderr > 0) && len(out) < n {
+		bounded := upTo == noBound || c.first <= upTo && c.last < upTo+chunkMaxLines
+		if c.last > after && (!stderrOnly || c.stderr > 0) && bounded && len(out) < n {
 			out = append(out, c)
 		}
 	}
 	m.read += len(out)
 	return out, nil
+}
+
+// seqRun is count lines from first on, each of size bytes, in chunks of
+// per lines.
+func seqRun(first int64, count, per, size int) []chunk {
+	var out []chunk
+	for i := 0; i < count; i += per {
+		run := make([]Line, 0, per)
+		for j := i; j < min(i+per, count); j++ {
+			run = append(run, Line{Seq: first + int64(j), Output: strings.Repeat("x", size)})
+		}
+		out = append(out, makeChunks(run)...)
+	}
+	return out
+}
+
+// A page that begins in one-line chunks (a trickle) and ends in chunks of
+// a thousand lines (a burst) reads the one big chunk it needs, not as
+// many as the doubling read would ask for.
+func TestReadLines_aPageFetchesNoChunkBeyondTheSeqsItNeeds(t *testing.T) {
+	m := &memChunks{all: append(seqRun(1, 100, 1, 10), seqRun(101, 50_000, 1000, 200)...)}
+	lines, err := readLines(t.Context(), m, TaskKey{}, 0, 0, 150, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := seqsOf(lines); len(got) != 150 || got[0] != 1 || got[149] != 150 {
+		t.Fatalf("the page holds Seqs %v…, want 1 to 150", got[:min(5, len(got))])
+	}
+	if m.read > 101 {
+		t.Fatalf("the page read %d chunks, want the 100 small ones and one big one", m.read)
+	}
+}
+
+// A gap in the stored Seqs (lines not stored yet) past the bound of a
+// read does not end the page early: the next read, unbounded, finds the
+// lines after it.
+func TestReadLines_aGapPastTheBoundDoesNotEndThePage(t *testing.T) {
+	m := &memChunks{all: append(seqRun(1, 10, 1, 10), seqRun(2001, 3000, 1000, 10)...)}
+	lines, err := readLines(t.Context(), m, TaskKey{}, 0, 0, 30, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{}
+	for s := int64(1); s <= 10; s++ {
+		want = append(want, s)
+	}
+	for s := int64(2001); s <= 2020; s++ {
+		want = append(want, s)
+	}
+	if got := seqsOf(lines); !slices.Equal(got, want) {
+		t.Fatalf("the page holds Seqs %v, want %v", got, want)
+	}
+	// And with a skip that runs past the gap.
+	lines, err = readLines(t.Context(), m, TaskKey{}, 0, 15, 5, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := seqsOf(lines); !slices.Equal(got, []int64{2006, 2007, 2008, 2009, 2010}) {
+		t.Fatalf("the page after skipping 15 holds Seqs %v, want 2006 to 2010", got)
+	}
 }
 
 // A long log with a stderr line in each of its chunks: a page of stderr

@@ -243,12 +243,17 @@ func (s *postgresStore) StderrSeqs(ctx context.Context, task TaskKey, fn func([]
 	return stderrSeqs(ctx, s, task, fn)
 }
 
-func (s *postgresStore) readChunks(ctx context.Context, task TaskKey, after int64, n int, stderrOnly bool) ([]chunk, error) {
+func (s *postgresStore) readChunks(ctx context.Context, task TaskKey, after int64, n int, stderrOnly bool, upTo int64) ([]chunk, error) {
 	q := `SELECT first_seq, last_seq, stderr, body FROM task_chunks WHERE project_id = $1 AND task_id = $2 AND last_seq > $3`
+	args := []any{task.ProjectID, task.TaskID, after, n}
 	if stderrOnly {
 		q += ` AND stderr > 0`
 	}
-	rows, err := s.pool.Query(ctx, q+` ORDER BY last_seq LIMIT $4`, task.ProjectID, task.TaskID, after, n)
+	if upTo != noBound {
+		q += ` AND last_seq < $5 AND first_seq <= $6`
+		args = append(args, upTo+chunkMaxLines, upTo)
+	}
+	rows, err := s.pool.Query(ctx, q+` ORDER BY last_seq LIMIT $4`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -289,12 +289,17 @@ func (s *sqliteStore) StderrSeqs(ctx context.Context, task TaskKey, fn func([]in
 	return stderrSeqs(ctx, s, task, fn)
 }
 
-func (s *sqliteStore) readChunks(ctx context.Context, task TaskKey, after int64, n int, stderrOnly bool) ([]chunk, error) {
+func (s *sqliteStore) readChunks(ctx context.Context, task TaskKey, after int64, n int, stderrOnly bool, upTo int64) ([]chunk, error) {
 	q := `SELECT first_seq, last_seq, stderr, body FROM task_chunks WHERE project_id = ? AND task_id = ? AND last_seq > ?`
+	args := []any{task.ProjectID, task.TaskID, after}
 	if stderrOnly {
 		q += ` AND stderr > 0`
 	}
-	rows, err := s.r.QueryContext(ctx, q+` ORDER BY last_seq LIMIT ?`, task.ProjectID, task.TaskID, after, n)
+	if upTo != noBound {
+		q += ` AND last_seq < ? AND first_seq <= ?`
+		args = append(args, upTo+chunkMaxLines, upTo)
+	}
+	rows, err := s.r.QueryContext(ctx, q+` ORDER BY last_seq LIMIT ?`, append(args, n)...)
 	if err != nil {
 		return nil, err
 	}

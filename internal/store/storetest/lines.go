@@ -101,6 +101,39 @@ func testPagesAcrossAGap(t *testing.T, s store.Store) {
 	}
 }
 
+// A trickle of one-line batches, a gap (lines not stored yet), then a
+// burst of thousand-line batches: pages and the stream that cross from
+// small chunks into big ones, and over the gap, hold every stored line
+// once, in order (reads bound by the Seqs a page needs, chunks.go).
+func testPagesATrickleAGapAndABurst(t *testing.T, s store.Store) {
+	var want []int64
+	for seq := int64(1); seq <= 60; seq++ {
+		mustAppend(t, s, task, []store.Line{line(seq)})
+		want = append(want, seq)
+	}
+	for from := int64(2000); from < 5000; from += 1000 {
+		mustAppend(t, s, task, lines(from, from+999))
+		for seq := from; seq <= from+999; seq++ {
+			want = append(want, seq)
+		}
+	}
+	for _, p := range []struct{ offset, limit int }{{0, 150}, {30, 150}, {55, 10}, {59, 1}, {60, 5}, {61, 1500}, {1000, 2500}, {3055, 10}} {
+		got, err := s.Lines(t.Context(), task, p.offset, p.limit)
+		if err != nil {
+			t.Fatalf("Lines(offset %d, limit %d): %v", p.offset, p.limit, err)
+		}
+		checkSeqs(t, got, want[min(p.offset, len(want)):min(p.offset+p.limit, len(want))]...)
+	}
+	var streamed []store.Line
+	if err := s.StreamLines(t.Context(), task, func(l store.Line) error {
+		streamed = append(streamed, l)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	checkSeqs(t, streamed, want...)
+}
+
 func testRefusesInvalidArguments(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	if err := s.AppendLines(ctx, task, nil); err != nil {

@@ -27,6 +27,7 @@ func Run(t *testing.T, open Open) {
 		{"SortsOutOfOrderBatches", testSortsOutOfOrderBatches},
 		{"LastSeqStopsAtAGap", testLastSeqStopsAtAGap},
 		{"PagesAcrossAGap", testPagesAcrossAGap},
+		{"PagesATrickleAGapAndABurst", testPagesATrickleAGapAndABurst},
 		{"PagesFromAnyOffsetAsTheWholeLogReads", testPagesFromAnyOffsetAsTheWholeLogReads},
 		{"HoldsTheFirstCopyOfEachSeqWhateverTheBatches", testMatchesAModel},
 		{"AnswersAnOffsetFarPastTheEndAtOnce", testOffsetFarPastTheEnd},
