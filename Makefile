@@ -102,9 +102,9 @@ build: $(BASTION) ## Build bin/bastion with the console embedded, and bin/bastio
 # lies beside bastion with the same version (docs/architecture.md, "Two
 # binaries"): always built together.
 $(BASTION): console/dist/index.html $(GO_SOURCES) go.mod go.sum
-	stamp="$(BUILD_STAMP)"; \
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS) -X github.com/bastion-dev/bastion/internal/version.Build=$$stamp" -o $@ . && \
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS) -X github.com/bastion-dev/bastion/internal/version.Build=$$stamp" -o $(LOCALBIN)/bastion-runner ./internal/cmd/bastion-runner
+	flags="$(LDFLAGS) -X github.com/bastion-dev/bastion/internal/version.Build=$(BUILD_STAMP)"; \
+	CGO_ENABLED=0 go build -trimpath -ldflags "$$flags" -o $@ . && \
+	CGO_ENABLED=0 go build -trimpath -ldflags "$$flags" -o $(LOCALBIN)/bastion-runner ./internal/cmd/bastion-runner
 
 .PHONY: console
 console: console/dist/index.html ## Build the console into console/dist.

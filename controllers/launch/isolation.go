@@ -92,38 +92,41 @@ func (l *LocalLauncher) Describe() string {
 // directory by name but cannot list the others.
 func (l *LocalLauncher) PrepareBase() error {
 	dir := l.baseDir()
-	if l.Users == nil {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return err
-		}
-		spreadRuns(dir)
-		return nil
-	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	if l.Users != nil {
+		isolated, err := isolatedBase(dir)
+		if err != nil {
+			return err
+		}
+		dir, l.BaseDir = isolated, isolated
+	}
+	spreadRuns(dir)
+	return nil
+}
+
+// isolatedBase is where isolated runs live for the base dir: dir itself
+// when other users can reach it, else a directory of its own under the
+// system's temporary directory; owned by the manager, mode 0711.
+func isolatedBase(dir string) (string, error) {
 	if !runspec.ReachableByOthers(filepath.Dir(dir)) {
 		sum := sha256.Sum256([]byte(dir))
 		dir = filepath.Join(os.TempDir(), "bastion-runs-"+hex.EncodeToString(sum[:6]))
 		if err := os.Mkdir(dir, 0o711); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
+			return "", err
 		}
 	}
 	// In a world-writable /tmp another user could have made the directory
 	// first, or left a symbolic link in its place.
 	info, err := os.Lstat(dir)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if st, ok := info.Sys().(*syscall.Stat_t); !info.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("local runs directory %s is not a directory of the manager's user; remove it", dir)
+		return "", fmt.Errorf("local runs directory %s is not a directory of the manager's user; remove it", dir)
 	}
-	if err := os.Chmod(dir, 0o711); err != nil {
-		return err
-	}
-	spreadRuns(dir)
-	l.BaseDir = dir
-	return nil
+	return dir, os.Chmod(dir, 0o711)
 }
 
 // allocateUser picks, round-robin, the next id of the range after the

@@ -172,12 +172,13 @@ func TestHAShared_stateAcrossReplicas(t *testing.T) {
 		// The 204 came from whichever replica ran the delivery; this list
 		// may come from another, whose cache follows a moment later
 		// (read-your-writes holds on the replica that wrote).
-		for start := time.Now(); ; <-time.After(20 * time.Millisecond) {
+		eventually(t, 10*time.Second, "the other replica's task list", func() error {
 			admin.must("GET", p+"/tasks", nil, http.StatusOK, &tasks)
-			if len(tasks) >= 2 || time.Since(start) > 10*time.Second {
-				break
+			if len(tasks) < 2 {
+				return fmt.Errorf("%d tasks", len(tasks))
 			}
-		}
+			return nil
+		})
 		if len(tasks) != 2 {
 			t.Fatalf("%d tasks after two distinct deliveries, want 2", len(tasks))
 		}
@@ -260,12 +261,13 @@ func TestHAShared_stateAcrossReplicas(t *testing.T) {
 		// read until it has caught up, as the subtest above does for one
 		// template.
 		listedBy := admin.on(h.managers[2].url)
-		for start := time.Now(); ; <-time.After(20 * time.Millisecond) { // polling the other replica's answer
+		eventually(t, 10*time.Second, "the other replica's inventory list", func() error {
 			listedBy.must("GET", p+"/inventory", nil, http.StatusOK, &listed)
-			if len(listed) >= n+1 || time.Since(start) > 10*time.Second {
-				break
+			if len(listed) < n+1 {
+				return fmt.Errorf("%d inventories, want %d", len(listed), n+1)
 			}
-		}
+			return nil
+		})
 		byID := map[int64]string{}
 		for _, inv := range listed {
 			if other, twice := byID[inv.ID]; twice {
