@@ -25,6 +25,9 @@ type api struct {
 	t    *testing.T
 	base string
 	c    *http.Client
+	// last is the last answer's status line and headers, for a failure to
+	// say who answered (every answer of Bastion's /api has a JSON body).
+	last string
 }
 
 func signIn(t *testing.T, base, login, password string) *api {
@@ -43,7 +46,7 @@ func signIn(t *testing.T, base, login, password string) *api {
 			return a
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("signing in as %s: %d %s %v", login, code, data, err)
+			t.Fatalf("signing in as %s: %d %s %v (answered by: %s)", login, code, data, err, a.last)
 		}
 		time.Sleep(time.Second)
 	}
@@ -72,6 +75,7 @@ func (a *api) call(method, path string, body any) (int, []byte, error) {
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
+	a.last = fmt.Sprintf("%s %v", resp.Status, resp.Header)
 	data, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, data, err
 }
