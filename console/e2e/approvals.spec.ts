@@ -5,7 +5,8 @@
 // screenshots switch theme and viewport inside the test.
 import { expect, test, type Browser, type Page, type TestInfo } from '@playwright/test';
 import { addMember, admin, apiAs, createProject, createUser, screenshot, unique, useSession } from './helpers';
-import { createTemplate, gitRepository, sceneFor, startTask, taskStatus } from './tasks-helpers';
+import { gitRepository } from './repository';
+import { createTemplate, sceneFor, startTask, taskStatus } from './tasks-helpers';
 
 const logDialog = (page: Page) => page.getByRole('dialog', { name: /^Task #/ });
 const status = (page: Page) => logDialog(page).getByTestId('task-detail-status');

@@ -5,7 +5,8 @@
 // own viewports, so only the desktop project runs it: @desktop).
 import { expect, test, type Page } from '@playwright/test';
 import { admin, apiAs, createProject, screenshot, unique, useSession } from './helpers';
-import { createTemplate, gitRepository, sceneFor, startTask, taskStatus } from './tasks-helpers';
+import { gitRepository } from './repository';
+import { createTemplate, sceneFor, startTask, taskStatus } from './tasks-helpers';
 
 const scripts = {
   'ok.sh': '#!/bin/bash\necho "all good"\nsleep 1\n',

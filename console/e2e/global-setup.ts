@@ -6,7 +6,7 @@
 // from this process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -69,11 +69,21 @@ async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(kill);
 }
 
-export default async function globalSetup(): Promise<(() => Promise<void>) | undefined> {
+// The tests' git repositories (e2e/repository.ts) go under one directory,
+// readable by all like each of them, which the teardown removes.
+function makeScratch(): () => void {
+  const scratch = mkdtempSync(join(tmpdir(), 'bastion-e2e-scratch-'));
+  chmodSync(scratch, 0o755);
+  process.env.BASTION_E2E_SCRATCH = scratch;
+  return () => rmSync(scratch, { recursive: true, force: true });
+}
+
+export default async function globalSetup(): Promise<() => Promise<void>> {
+  const removeScratch = makeScratch();
   if (process.env.BASTION_URL) {
     if (!process.env.BASTION_ADMIN_PASSWORD) throw new Error('with BASTION_URL, set BASTION_ADMIN_PASSWORD too');
     // BASTION_KUBECONFIG too, for e2e/gitops.spec.ts (its banner names it).
-    return undefined;
+    return async () => removeScratch();
   }
 
   const bin = resolve(consoleDir, process.env.BASTION_BIN ?? '../bin/bastion');
@@ -126,6 +136,7 @@ export default async function globalSetup(): Promise<(() => Promise<void>) | und
     password = await adminPassword(logFile, child);
   } catch (error) {
     console.error(`--- bastion output ---\n${await tearDown()}`);
+    removeScratch();
     throw error;
   }
 
@@ -135,5 +146,6 @@ export default async function globalSetup(): Promise<(() => Promise<void>) | und
   process.env.BASTION_KUBECONFIG = join(dataDir, 'kubeconfig');
   return async () => {
     await tearDown();
+    removeScratch();
   };
 }

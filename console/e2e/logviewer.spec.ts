@@ -5,7 +5,8 @@
 // both themes at desktop and mobile sizes, in one page session.
 import { expect, test, type Page } from '@playwright/test';
 import { admin, apiAs, createProject, screenshot, unique, useSession } from './helpers';
-import { createTemplate, gitRepository, sceneFor, startTask, taskStatus } from './tasks-helpers';
+import { gitRepository } from './repository';
+import { createTemplate, sceneFor, startTask, taskStatus } from './tasks-helpers';
 
 const LINES = 20_000;
 

@@ -4,7 +4,8 @@
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { admin, apiAs, createProject, screenshot, unique, useSession } from './helpers';
 import { taskStatus } from './tasks-helpers';
-import { createScenery, createTemplate, localRepository } from './templates-helpers';
+import { gitRepository } from './repository';
+import { createScenery, createTemplate } from './templates-helpers';
 
 const script = { 'hello.sh': '#!/bin/bash\necho "hello from Run all"\n' };
 
@@ -29,7 +30,7 @@ async function setTheme(page: Page, theme: 'light' | 'dark', path: string) {
 test('Run all starts every template of a view in its order, asking the deploy and the survey first @desktop', async ({ page, baseURL }, testInfo) => {
   const api = await apiAs(baseURL!, admin.username, admin.password);
   const project = await createProject(api, unique(testInfo, 'run all'));
-  const scenery = await createScenery(api, project.id, localRepository(script));
+  const scenery = await createScenery(api, project.id, gitRepository(script));
   expect((await api.post(`/api/project/${project.id}/views`, { data: { title: 'Nightly', position: 0 } })).ok()).toBe(true);
   const views = (await (await api.get(`/api/project/${project.id}/views`)).json()) as { id: number; title: string }[];
   const viewId = views.find((v) => v.title === 'Nightly')!.id;

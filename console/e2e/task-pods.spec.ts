@@ -5,7 +5,8 @@
 // dark, at 1280×800 and on a phone, in one page session.
 import { expect, test, type Page, type TestInfo } from '@playwright/test';
 import { admin, apiAs, createProject, screenshot, unique, useSession } from './helpers';
-import { createScenery, createTemplate, localRepository } from './templates-helpers';
+import { gitRepository } from './repository';
+import { createScenery, createTemplate } from './templates-helpers';
 
 const views = [
   { name: 'desktop', width: 1280, height: 800 },
@@ -28,7 +29,7 @@ async function shootAll(page: Page, testInfo: TestInfo, name: string, path: stri
 test('a project’s task pod settings and a template’s override are edited and stored @desktop', async ({ page, baseURL }, testInfo) => {
   const api = await apiAs(baseURL!, admin.username, admin.password);
   const project = await createProject(api, unique(testInfo, 'Pods'));
-  const scenery = await createScenery(api, project.id, localRepository({ 'hello.sh': 'echo hello\n' }));
+  const scenery = await createScenery(api, project.id, gitRepository({ 'hello.sh': 'echo hello\n' }));
   const template = await createTemplate(api, project.id, scenery, 'GPU training');
   await useSession(page, api);
 

@@ -1,35 +1,6 @@
 // Scenes for the task tests: a project whose templates run real scripts,
-// playbooks and Terraform code from a git repository made on the spot (a
-// "local" repository: its path is the git URL).
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, chmodSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// playbooks and Terraform code from a repository of e2e/repository.ts.
 import { expect, type APIRequestContext } from '@playwright/test';
-
-/** A new directory for a repository, readable by all: under bastion dev as
- * root each run is a user of its own. */
-export function repositoryDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'bastion-e2e-repo-'));
-  chmodSync(dir, 0o755);
-  return dir;
-}
-
-/** A git repository (branch main) holding files, committed, in dir (a new
- * one by default); returns its path. */
-export function gitRepository(files: Record<string, string>, dir = repositoryDir()): string {
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
-  git('init', '--quiet', '--initial-branch=main');
-  git('config', 'user.email', 'e2e@example.com');
-  git('config', 'user.name', 'E2E');
-  for (const [name, text] of Object.entries(files)) {
-    writeFileSync(join(dir, name), text);
-    if (name.endsWith('.sh')) chmodSync(join(dir, name), 0o755);
-  }
-  git('add', '.');
-  git('commit', '--quiet', '-m', 'Scripts for the console tests');
-  return dir;
-}
 
 async function idByName(api: APIRequestContext, path: string, name: string): Promise<number> {
   const res = await api.get(path);

@@ -9,7 +9,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page, type TestInfo } from '@playwright/test';
 import { admin, apiAs, createProject, screenshot, unique, useSession } from './helpers';
-import { createTemplate, gitRepository, repositoryDir, sceneFor, startTask, taskStatus } from './tasks-helpers';
+import { gitRepository, repositoryDir } from './repository';
+import { createTemplate, sceneFor, startTask, taskStatus } from './tasks-helpers';
 
 // steps.sh prints its first lines, then waits until the test creates the
 // flag file before it prints the rest: the test watches those arrive live,

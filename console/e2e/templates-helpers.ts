@@ -1,25 +1,7 @@
 // Scenery for the template tests, made through the real API: a local git
 // repository with a script, and the key, repository, environment and
 // inventory a template needs.
-import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect, type APIRequestContext } from '@playwright/test';
-
-/** A git repository in a temp dir, on branch main, holding the given files. */
-export function localRepository(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'bastion-templates-'));
-  // Readable by all: under bastion dev as root each run is a user of its own.
-  chmodSync(dir, 0o755);
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=Bastion Tests', '-c', 'user.email=tests@example.com', ...args], { cwd: dir });
-  git('init', '-q', '-b', 'main');
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text, { mode: 0o755 });
-  git('add', '.');
-  git('commit', '-q', '-m', 'Scripts for the template tests');
-  return dir;
-}
 
 async function idByName(api: APIRequestContext, path: string, name: string): Promise<number> {
   const res = await api.get(path);

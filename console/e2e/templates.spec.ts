@@ -3,7 +3,8 @@
 // views added, renamed, dragged and deleted; column settings kept.
 import { expect, test, type Page } from '@playwright/test';
 import { admin, apiAs, createProject, screenshot, unique, useSession } from './helpers';
-import { createScenery, createTemplate, localRepository } from './templates-helpers';
+import { gitRepository } from './repository';
+import { createScenery, createTemplate } from './templates-helpers';
 
 const script = { 'hello.sh': '#!/bin/bash\necho "hello from the templates test"\n' };
 
@@ -13,7 +14,7 @@ const tabTitles = (page: Page) => page.getByRole('tablist').getByRole('tab').all
 test('a template made in the editor on a local repository runs from the list', async ({ page, baseURL }, testInfo) => {
   const api = await apiAs(baseURL!, admin.username, admin.password);
   const project = await createProject(api, unique(testInfo, 'templates'));
-  const scenery = await createScenery(api, project.id, localRepository(script));
+  const scenery = await createScenery(api, project.id, gitRepository(script));
   const name = unique(testInfo, 'Say hello');
   await useSession(page, api);
 
@@ -138,7 +139,7 @@ test('views are added, renamed, reordered by dragging and deleted', async ({ pag
 test('column settings survive a reload', async ({ page, baseURL }, testInfo) => {
   const api = await apiAs(baseURL!, admin.username, admin.password);
   const project = await createProject(api, unique(testInfo, 'columns'));
-  const scenery = await createScenery(api, project.id, localRepository(script));
+  const scenery = await createScenery(api, project.id, gitRepository(script));
   await createTemplate(api, project.id, scenery, 'Column check');
   await useSession(page, api);
   await page.goto(`/project/${project.id}/templates`);
@@ -166,7 +167,7 @@ test('column settings survive a reload', async ({ page, baseURL }, testInfo) => 
 test('screens of the templates list and the template editor', async ({ page, baseURL }, testInfo) => {
   const api = await apiAs(baseURL!, admin.username, admin.password);
   const project = await createProject(api, unique(testInfo, 'template screens'));
-  const scenery = await createScenery(api, project.id, localRepository(script));
+  const scenery = await createScenery(api, project.id, gitRepository(script));
   const build = await createTemplate(api, project.id, scenery, 'Build the app', { type: 'build', start_version: '1.0.0' });
   await createTemplate(api, project.id, scenery, 'Deploy the app', { type: 'deploy', build_template_id: build.id });
   await createTemplate(api, project.id, scenery, 'Plan the network', { app: 'terraform', playbook: '.' });

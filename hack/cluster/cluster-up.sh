@@ -234,6 +234,18 @@ conntrack: {maxPerCore: 0, min: 0}
 EOF
 start kube-proxy "$CLUSTER_BIN/kube-proxy" --config "$WORK/etc/kube-proxy.yaml"
 
+# kube-proxy's first sync: until then a Service address has no rule on the
+# node and is routed off it, where this machine's network answers it.
+kube_proxy_synced() {
+  local rc
+  exec 3<>/dev/tcp/127.0.0.1/10249 || return 1
+  printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+  grep -qE '^kubeproxy_sync_proxy_rules_last_timestamp_seconds(\{[^}]*\})? [1-9]' <&3
+  rc=$?
+  exec 3<&-
+  return $rc
+}
+wait_for "kube-proxy's first sync of the rules" 120 kube_proxy_synced
 wait_for "node $NODE_NAME Ready" 120 kubectl wait --for=condition=Ready "node/$NODE_NAME" --timeout=1s
 wait_for "the default service account" 60 kubectl get serviceaccount default -n default
 

@@ -36,7 +36,9 @@ func signIn(t *testing.T, base, login, password string) *api {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &api{t: t, base: base, c: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+	// A transport of its own: its connections are only ever this caller's.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	a := &api{t: t, base: base, c: &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: transport}}
 	// The manager creates the initial administrator just after it starts
 	// serving: a 401 right after a (re)start is retried for a while.
 	deadline := time.Now().Add(time.Minute)
@@ -48,6 +50,9 @@ func signIn(t *testing.T, base, login, password string) *api {
 		if time.Now().After(deadline) {
 			t.Fatalf("signing in as %s: %d %s %v (answered by: %s)", login, code, data, err, a.last)
 		}
+		// The next try on a new connection: kube-proxy's rewrite of the
+		// Service address is decided at a connection's first packet.
+		a.c.CloseIdleConnections()
 		time.Sleep(time.Second)
 	}
 }

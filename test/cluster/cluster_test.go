@@ -569,20 +569,33 @@ func waitTerminated(t *testing.T, cs *kubernetes.Clientset, pod *corev1.Pod, lim
 	t.Fatalf("the stopped task's pod %s is still running after %s", pod.Name, limit)
 }
 
-// waitService waits until the manager answers through its ClusterIP:
-// kube-proxy rejects the address until the endpoint of the ready pod has
-// reached it.
+// waitService waits until Bastion answers through the Service's ClusterIP:
+// kube-proxy rejects the address until the ready pods' endpoints have
+// reached it. Any other answer is not Bastion's: before kube-proxy's
+// rules exist the address is routed off the node, and this machine's
+// network answers every address's port 80 itself (an empty 404). Its
+// client keeps no connection, so none that reached elsewhere is reused.
 func waitService(t *testing.T, base string, limit time.Duration) {
 	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	deadline := time.Now().Add(limit)
-	var err error
+	last := ""
 	for time.Now().Before(deadline) {
-		var resp *http.Response
-		if resp, err = http.Get(base + "/api/auth/login"); err == nil {
+		resp, err := c.Get(base + "/api/auth/login")
+		if err != nil {
+			last = err.Error()
+		} else {
+			var options struct {
+				Password *bool `json:"login_with_password"`
+			}
+			decodeErr := json.NewDecoder(resp.Body).Decode(&options)
 			resp.Body.Close()
-			return
+			if resp.StatusCode == http.StatusOK && decodeErr == nil && options.Password != nil {
+				return
+			}
+			last = fmt.Sprintf("%s %v (not Bastion's sign-in options)", resp.Status, resp.Header)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	t.Fatalf("the manager's Service %s does not answer after %s: %v", base, limit, err)
+	t.Fatalf("Bastion does not answer at its Service %s after %s; the last answer: %s", base, limit, last)
 }
