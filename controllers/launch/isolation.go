@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -146,7 +147,7 @@ func (l *LocalLauncher) allocateUser() (uint32, error) {
 			taken[uid] = true
 		}
 	}
-	for uid := range processUsers() {
+	for uid := range l.strangerUsers() {
 		taken[uid] = true
 	}
 	for uid := range l.claimedUsers {
@@ -165,6 +166,30 @@ func (l *LocalLauncher) allocateUser() (uint32, error) {
 	return 0, fmt.Errorf("all %d user ids for local runs are taken", l.Users.Count)
 }
 
+// processScanEvery is how old allocateUser's look at the processes of the
+// range may be. Reading every process's status takes a pass over /proc,
+// which at one pass a start was a sixth of the manager's CPU in a burst of
+// short runs (docs/benchmarks.md). A look a few seconds old is as good:
+// the look is for strangers (what a crashed manager's runs left, a process
+// that escaped its run's kill), and ids go round the range, so an id is
+// handed out again only after every other, long after a newer look.
+const processScanEvery = 5 * time.Second
+
+// strangerUsers is the range's ids that processes ran as at the last look
+// at /proc, looking again when that is processScanEvery old. l.mu is held.
+func (l *LocalLauncher) strangerUsers() map[uint32]bool {
+	if l.strangers == nil || time.Since(l.strangersSeen) >= processScanEvery {
+		l.strangers = map[uint32]bool{}
+		forEachProcess(func(pid int, uid uint32) {
+			if uid-l.Users.First < l.Users.Count {
+				l.strangers[uid] = true
+			}
+		})
+		l.strangersSeen = time.Now()
+	}
+	return l.strangers
+}
+
 // readUID is the user id an isolated run directory was given.
 func readUID(dir string) (uint32, bool) {
 	data, err := readRunFile(filepath.Join(dir, uidFile))
@@ -175,26 +200,26 @@ func readUID(dir string) (uint32, bool) {
 	return uint32(uid), err == nil
 }
 
-// processUsers is the set of real user ids of the host's processes.
-func processUsers() map[uint32]bool {
-	users := map[uint32]bool{}
-	forEachProcess(func(pid int, uid uint32) { users[uid] = true })
-	return users
-}
-
 // killUser kills every process that runs as uid: the whole of an isolated
 // run, including what left its process group (setsid, a daemon a playbook
 // started), since nothing else runs as that id.
 //
-// First from inside: a shell of that uid sends SIGKILL to -1, which the
-// kernel delivers to every process of the uid in one sweep that no fork
-// can slip past. Then, should that shell not start (the uid at its
-// process limit), passes over /proc until one finds nothing left, with a
-// bound so that the manager never hangs on a run.
+// From inside: a shell of that uid sends SIGKILL to -1, which the kernel
+// delivers to every process of the uid in one sweep that no fork can slip
+// past (SIGKILL cannot be caught or blocked). Only should that shell not
+// run (the uid at its process limit) come passes over /proc until one
+// finds nothing left, with a bound so that the manager never hangs on a
+// run.
 func killUser(uid uint32) {
 	inside := exec.Command("/bin/sh", "-c", "kill -KILL -1")
 	inside.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid, Groups: []uint32{}}}
-	_ = inside.Run() // killed by nothing: kill(-1) spares the caller
+	// Killed by nothing: kill(-1) spares the caller. An exit status is the
+	// shell's having run; dash's kill has nothing to say of a uid with no
+	// process left but its own.
+	var exited *exec.ExitError
+	if err := inside.Run(); err == nil || errors.As(err, &exited) && exited.ExitCode() >= 0 {
+		return
+	}
 	for pass := 0; pass < 100; pass++ {
 		found := false
 		forEachProcess(func(pid int, u uint32) {

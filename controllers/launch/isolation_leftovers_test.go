@@ -3,10 +3,12 @@ package launch
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -232,6 +234,38 @@ func startIsolated(t *testing.T, l *LocalLauncher, r isolatedRun) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = l.Release(ctx, r.run) })
+}
+
+// An id that a process runs as is never handed out, whoever started the
+// process (a crashed manager's run, one that escaped its kill): a look at
+// the processes a few seconds old is enough (processScanEvery), and a
+// launcher's first start looks.
+func TestLocalLauncher_anIdAProcessRunsAsIsNotHandedOut(t *testing.T) {
+	if isolatedRunUsers(t) == nil {
+		return
+	}
+	users := &RunUsers{First: 2_100_000_100, Count: 3}
+	for _, uid := range []uint32{users.First + 1, users.First + 2} {
+		stranger := exec.Command("sleep", "60")
+		stranger.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid, Groups: []uint32{}}}
+		if err := stranger.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = stranger.Process.Kill(); _ = stranger.Wait() })
+	}
+	l := &LocalLauncher{Users: users, BaseDir: t.TempDir()}
+	for range 4 {
+		if uid, err := l.allocateUser(); err != nil || uid != users.First {
+			t.Fatalf("allocateUser = %d, %v; want %d, the one id no process runs as", uid, err, users.First)
+		}
+	}
+}
+
+// processUsers is the set of real user ids of the host's processes.
+func processUsers() map[uint32]bool {
+	users := map[uint32]bool{}
+	forEachProcess(func(pid int, uid uint32) { users[uid] = true })
+	return users
 }
 
 // isolatedRunUsers gives the run users where runs can be isolated (the

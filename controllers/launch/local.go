@@ -67,6 +67,10 @@ type LocalLauncher struct {
 	cleaned      bool // half-started directories of an earlier process removed
 	// lastUser is the id last handed to an isolated run (see allocateUser).
 	lastUser uint32
+	// strangers are the range's ids that processes ran as when /proc was
+	// last read, at strangersSeen (strangerUsers).
+	strangers     map[uint32]bool
+	strangersSeen time.Time
 }
 
 // Files of a run directory.
