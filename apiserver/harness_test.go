@@ -34,6 +34,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/controlplane"
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
+	"github.com/bastion-dev/bastion/internal/runtoken"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/taskpods"
 	"github.com/bastion-dev/bastion/internal/users"
@@ -229,8 +230,11 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 	if err := mgr.Add(keys); err != nil {
 		return nil, stops, err
 	}
+	// As the manager command wires them: the reconciler hands the tokens
+	// of the runs it starts to this server's runner endpoint.
+	tokens := &runtoken.Book{}
 	err = controllers.Setup(mgr, controllers.Options{
-		ManagerNamespace: managerNamespace, IDs: alloc, Store: st, Keys: keys,
+		ManagerNamespace: managerNamespace, IDs: alloc, Store: st, Keys: keys, RunTokens: tokens,
 		Launcher: &launch.JobLauncher{Client: mgr.GetClient(), Options: launch.DefaultJobOptions()},
 		TaskPods: harnessTaskPods,
 	})
@@ -247,7 +251,7 @@ func bootManager(cfg *rest.Config, logs *syncBuffer) (*apiEnv, []func(), error) 
 	opts := apiserver.Options{
 		Version: "test", PublicURL: "http://" + srv.Listener.Addr().String(),
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Keys: keys, Store: st, Hub: live,
-		Users: userStore, IDs: alloc, ManagerNamespace: managerNamespace,
+		RunTokens: tokens, Users: userStore, IDs: alloc, ManagerNamespace: managerNamespace,
 		Auth:     apiserver.AuthOptions{Now: clock.Now},
 		TaskPods: harnessTaskPods,
 	}

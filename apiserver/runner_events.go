@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-logr/logr"
@@ -26,9 +27,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/cachewait"
 	"github.com/bastion-dev/bastion/internal/metrics"
 	"github.com/bastion-dev/bastion/internal/runproto"
 	"github.com/bastion-dev/bastion/internal/runspec"
+	"github.com/bastion-dev/bastion/internal/runtoken"
 	"github.com/bastion-dev/bastion/internal/store"
 )
 
@@ -44,8 +47,9 @@ import (
 // finished or deleted: a finished task's token opens nothing, even though
 // this cache read it, and 5,000 tasks leave nothing behind.
 type runnerEvents struct {
-	client client.Client // cached reads of Tasks and Projects; status writes
-	reader client.Reader // reads around the cache: the input Secret's token
+	client client.Client  // cached reads of Tasks and Projects; status writes
+	reader client.Reader  // reads around the cache: the input Secret's token
+	tokens *runtoken.Book // the tokens of the runs this process started
 	store  store.Store
 	log    logr.Logger // the API's logger when zero
 
@@ -66,7 +70,7 @@ type taskState struct {
 }
 
 func newRunnerEvents(opts Options) *runnerEvents {
-	e := &runnerEvents{client: opts.Client, reader: opts.Reader, store: opts.Store,
+	e := &runnerEvents{client: opts.Client, reader: opts.Reader, store: opts.Store, tokens: opts.RunTokens,
 		tasks: map[types.UID]*taskState{}}
 	if opts.Informers != nil {
 		if err := e.forgetEnded(context.Background(), opts.Informers); err != nil {
@@ -113,6 +117,7 @@ func ended(task *bastionv1.Task) bool {
 }
 
 func (e *runnerEvents) forget(uid types.UID) {
+	e.tokens.Forget(uid)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, ok := e.tasks[uid]; ok {
@@ -328,12 +333,19 @@ func (e *runnerEvents) noteStoreHealth(task *bastionv1.Task, st *taskState, key 
 }
 
 // authorized compares the bearer token with the one the engine minted for
-// this task, in constant time. The token is read once per task and kept in
-// its state, which goes when the task ends, before its Secret does.
+// this task, in constant time. The token is taken once per task, from the
+// book when this process started the run, else from the input Secret, and
+// kept in its state, which goes when the task ends, before its Secret
+// does.
 func (e *runnerEvents) authorized(r *http.Request, task *bastionv1.Task, st *taskState) (bool, error) {
 	given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || given == "" {
 		return false, nil
+	}
+	if st.token == "" {
+		if token, ok := e.tokens.Take(task.UID); ok {
+			st.token = token
+		}
 	}
 	if st.token == "" {
 		secret := &corev1.Secret{}
@@ -407,6 +419,14 @@ func (e *runnerEvents) record(r *http.Request, st *taskState, task *bastionv1.Ta
 		return nil
 	}
 	ctx := r.Context()
+	if task.Status.Run == nil && !st.wroteRun {
+		if launched := e.awaitLaunch(ctx, task); launched != nil {
+			task = launched
+			if facts = newFacts(task.Status.Run, batch, ack); facts == nil {
+				return nil
+			}
+		}
+	}
 	if task.Status.Run != nil || st.wroteRun {
 		// status.run exists (nothing removes it once a fact is in; the
 		// cache may not show this replica's last write yet): a JSON patch
@@ -435,6 +455,35 @@ func (e *runnerEvents) record(r *http.Request, st *taskState, task *bastionv1.Ta
 	err = e.patchStatus(ctx, task, types.MergePatchType, body)
 	st.wroteRun = st.wroteRun || err == nil
 	return client.IgnoreNotFound(err)
+}
+
+// launchWait bounds how long a run's first facts wait for the cache to
+// show the write that recorded its launch.
+const launchWait = 250 * time.Millisecond
+
+// awaitLaunch waits, within launchWait, until the cache shows the task's
+// launch, and returns the task as the cache then has it; nil when it did
+// not show, or the name is another task's. The reconciler's write that
+// records the launch makes status.run, empty, and a runner can report
+// before the cache has it: its first facts would then make status.run
+// themselves, after a read around the cache (sameTask), and the launch
+// write, which expects the task as the reconciler read it, would meet a
+// conflict and cost another reconcile and write. Waiting for that write
+// instead is a few milliseconds, and the facts then take the JSON patch.
+// The lines of the batch are stored already.
+func (e *runnerEvents) awaitLaunch(ctx context.Context, task *bastionv1.Task) *bastionv1.Task {
+	var launched *bastionv1.Task
+	_ = cachewait.Poll(ctx, launchWait, func(ctx context.Context) (bool, error) {
+		current := &bastionv1.Task{}
+		if err := e.client.Get(ctx, client.ObjectKeyFromObject(task), current); err != nil || current.UID != task.UID {
+			return true, nil // gone, or another task's name now: the write below finds out
+		}
+		if current.Status.Run != nil {
+			launched = current
+		}
+		return launched != nil, nil
+	})
+	return launched
 }
 
 func (e *runnerEvents) patchStatus(ctx context.Context, task *bastionv1.Task, kind types.PatchType, body []byte) error {

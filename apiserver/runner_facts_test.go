@@ -84,3 +84,44 @@ func TestRunnerFacts_theEndpointRecordsFactsAndTheReconcilerDerivesTheStatus(t *
 		t.Errorf("the derived status = %+v", task.Status)
 	}
 }
+
+// The checkout a runner reports shows in the API at once, from status.run;
+// the reconciler copies it into status.commitHash two seconds after the run
+// started (or with its end, sooner), so that a short run's end carries it
+// instead of a write of its own that met the runner's next report.
+func TestRunnerFacts_theReportedCommitShowsAtOnceAndIsCopiedLater(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	tpl := p.createTemplate(t, "Checkout", nil)
+	lt := startLiveTask(t, p, tpl.ID)
+	body, err := json.Marshal(runproto.Batch{Phase: runproto.PhaseRunning, Commit: &runproto.Commit{Hash: "feedf00d", Message: "Later"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, answer := postBatch(t, e, lt, lt.token, body); code != http.StatusOK {
+		t.Fatalf("batch = %d %s", code, answer)
+	}
+	// Not copied yet while the run is under a second old; ask the
+	// object after the API, which may lag it, never the other way round.
+	copiedEarly := func(task *bastionv1.Task) bool {
+		young := task.Status.Start == nil || time.Since(task.Status.Start.Time) < 500*time.Millisecond
+		return young && task.Status.CommitHash != ""
+	}
+	var got apiTask
+	eventually(t, 5*time.Second, func() (bool, string) {
+		p.b.must("GET", p.path("/tasks/%d", lt.id), nil, http.StatusOK, &got)
+		return got.CommitHash == "feedf00d" && got.CommitMessage == "Later",
+			fmt.Sprintf("the API shows commit %q %q", got.CommitHash, got.CommitMessage)
+	})
+	if task := p.taskObject(t, lt.id); copiedEarly(task) {
+		t.Errorf("the API showed the commit only once status.commitHash had it: %+v", task.Status)
+	}
+	if task := p.waitStatus(t, lt.id, bastionv1.TaskRunning); copiedEarly(task) {
+		t.Errorf("status.commitHash is %q as the run starts, want it copied seconds later", task.Status.CommitHash)
+	}
+	eventually(t, 5*time.Second, func() (bool, string) {
+		task := p.taskObject(t, lt.id)
+		return task.Status.CommitHash == "feedf00d" && task.Status.CommitMessage == "Later",
+			fmt.Sprintf("status.commitHash is %q %q", task.Status.CommitHash, task.Status.CommitMessage)
+	})
+}

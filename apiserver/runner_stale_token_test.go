@@ -51,3 +51,37 @@ func TestRunnerAttack_anEarlierTasksInputSecretOfTheSameNameOpensNothing(t *test
 		t.Errorf("status.run = %+v, want none: no runner of this task reported", got.Status.Run)
 	}
 }
+
+// The replica that starts a run checks its runner's token against the one
+// its reconciler minted, handed over in memory, and never reads the input
+// Secret back for it (that was a read around the cache per task): a token
+// written into the Secret afterwards opens nothing. A replica that did not
+// start the run reads the Secret (TestHALive_*, where no replica is
+// handed the tokens).
+func TestRunnerEvents_theReplicaThatStartedARunChecksTheTokenItMinted(t *testing.T) {
+	e := startEnv(t)
+	p := newTplProject(t, e)
+	tpl := p.createTemplate(t, "Minted here", nil)
+	lt := startLiveTask(t, p, tpl.ID)
+	ctx := t.Context()
+
+	task := &bastionv1.Task{}
+	if err := e.K8s.Get(ctx, client.ObjectKey{Namespace: lt.ns, Name: lt.name}, task); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{}
+	if err := e.K8s.Get(ctx, client.ObjectKey{Namespace: lt.ns, Name: bastionv1.TaskInputSecretName(task)}, secret); err != nil {
+		t.Fatal(err)
+	}
+	secret.Data[runspec.TokenFile] = []byte("written-into-the-secret-later")
+	if err := e.K8s.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+
+	if code, body := postBatch(t, e, lt, "written-into-the-secret-later", batchOf(t, lineAt(1, "forged"))); code != http.StatusUnauthorized {
+		t.Fatalf("the Secret's later token = %d %s, want 401: the endpoint read the Secret back", code, body)
+	}
+	if code, body := postBatch(t, e, lt, lt.token, batchOf(t, lineAt(1, "from the real runner"))); code != http.StatusOK {
+		t.Fatalf("the minted token = %d %s, want 200", code, body)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/hub"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/oidc"
+	"github.com/bastion-dev/bastion/internal/runtoken"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/taskpods"
 	"github.com/bastion-dev/bastion/internal/users"
@@ -55,6 +56,10 @@ type Options struct {
 	// (controllers.SecretWatches); key Secrets are not in Informers. Without
 	// it, lists showing keys see only this API's own writes.
 	Keys KeyEvents
+	// RunTokens holds the tokens of the runs this process's controllers
+	// started (controllers.Options.RunTokens); the runner endpoint takes a
+	// run's token from it rather than read the input Secret. Nil: it reads.
+	RunTokens *runtoken.Book
 
 	// Users signs users in and manages them. With Client, Store and IDs it
 	// turns on the signed-in API (docs/features.md §7); without, only /ping, /info,

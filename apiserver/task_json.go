@@ -146,6 +146,12 @@ func (v *taskView) task(e *taskEntry) taskJSON {
 		return v.fromSummary(e.summary)
 	}
 	t := e.task
+	// The checkout as the runner reported it: the controller copies it
+	// into status.commitHash later (controllers: commitShowsAfter).
+	var run bastionv1.TaskRunCommit
+	if t.Status.Run != nil && t.Status.Run.Commit != nil {
+		run = *t.Status.Run.Commit
+	}
 	out := taskJSON{
 		ID: e.id, ProjectID: v.projectID, Status: statusOf(t.Status.Status),
 		Debug: t.Spec.Debug, DryRun: t.Spec.DryRun, Diff: t.Spec.Diff, Playbook: t.Spec.Playbook,
@@ -154,7 +160,7 @@ func (v *taskView) task(e *taskEntry) taskJSON {
 		// The user's note; a task started without one shows why it is
 		// in its state, as a pruned task's summary does.
 		Message:    cmp.Or(t.Spec.Message, t.Status.Message),
-		CommitHash: cmp.Or(t.Status.CommitHash, t.Spec.CommitHash), CommitMessage: t.Status.CommitMessage,
+		CommitHash: cmp.Or(run.Hash, t.Status.CommitHash, t.Spec.CommitHash), CommitMessage: cmp.Or(run.Message, t.Status.CommitMessage),
 		Version:       nullableString(t.Status.Version),
 		UserID:        nullable(idOrZero(v.user(t.Spec.User))),
 		InventoryID:   nullable(v.refID(t.Spec.InventoryRef, "inventory")),

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -100,7 +101,15 @@ func TestStatusConvention_everyKindReportsReadyForItsGeneration(t *testing.T) {
 			g := NewWithT(t)
 			obj := kind.new(ns)
 			g.Expect(k8sClient.Create(ctx, obj)).To(Succeed())
-			t.Cleanup(func() { _ = k8sClient.Delete(ctx, obj) })
+			// Gone before the next kind: a Template still being deleted
+			// would take the next kind's Schedule, which names it, along
+			// (the cascade).
+			t.Cleanup(func() {
+				_ = k8sClient.Delete(ctx, obj)
+				NewWithT(t).Eventually(func() bool {
+					return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), kind.new(ns)))
+				}, timeout, interval).Should(BeTrue(), "%s %s is not gone", kind.name, obj.GetName())
+			})
 			key := client.ObjectKeyFromObject(obj)
 
 			g.Eventually(observedGeneration(ctx, key, kind.new(ns)), timeout, interval).Should(BeNumerically("==", 1))

@@ -22,6 +22,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/kinds"
 	"github.com/bastion-dev/bastion/internal/nsaccess"
+	"github.com/bastion-dev/bastion/internal/runtoken"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/taskpods"
 )
@@ -53,6 +54,9 @@ type Options struct {
 	// TaskInputGrace is how long a new task waits for its template and
 	// inputs before it fails (0 = DefaultInputGrace).
 	TaskInputGrace time.Duration
+	// RunTokens is shared with the API's runner endpoint: see
+	// TaskReconciler.Tokens.
+	RunTokens *runtoken.Book
 	// TaskWorkers is how many tasks are reconciled at once (default 16:
 	// a burst of tasks starts side by side, each start mostly waiting on the
 	// apiserver and on its runner process; see docs/benchmarks.md, P1).
@@ -115,7 +119,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), IDs: alloc, Launcher: opts.Launcher,
 		GlobalMaxParallel: opts.GlobalMaxParallelTasks, ManagerURL: opts.ManagerURL,
 		KeepLast: opts.TaskKeepLast, Store: opts.Store, Alerts: opts.Alerts, InputGrace: opts.TaskInputGrace, Secrets: keys,
-		TaskPods: opts.TaskPods,
+		TaskPods: opts.TaskPods, Tokens: opts.RunTokens,
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &bastionv1.Task{}, TaskTemplateField, indexTaskTemplate); err != nil {
 		return err

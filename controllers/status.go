@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"reflect"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
+	"github.com/bastion-dev/bastion/internal/cachewait"
 )
 
 // writeStatus is the one way a reconciler writes the status of the object
@@ -33,7 +35,14 @@ func writeStatus(ctx context.Context, c client.Client, before, obj client.Object
 	}
 	patchErr := c.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 	switch {
-	case patchErr == nil, apierrors.IsNotFound(patchErr):
+	case patchErr == nil:
+		// Returned once the cache has the write: a reconcile of the object
+		// queued meanwhile (a watch event of someone else's write, a
+		// launcher's notice) would otherwise work from the copy before it,
+		// and its own write meet a conflict (docs/benchmarks.md, "Seventh
+		// round"). The patch's answer carries the written resourceVersion.
+		_ = cachewait.Written(ctx, c, obj, statusCacheWait)
+	case apierrors.IsNotFound(patchErr):
 	case apierrors.IsConflict(patchErr):
 		if *err == nil {
 			*result = ctrl.Result{Requeue: true}
@@ -42,6 +51,11 @@ func writeStatus(ctx context.Context, c client.Client, before, obj client.Object
 		*err = patchErr
 	}
 }
+
+// statusCacheWait bounds writeStatus's wait for the cache: past it the
+// cache lags, and at worst a reconcile works from the older copy, which
+// the optimistic lock catches.
+const statusCacheWait = time.Second
 
 // statusOf is the Status field of one of our kinds (every kind has one).
 func statusOf(obj client.Object) any {

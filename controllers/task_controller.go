@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -27,6 +28,7 @@ import (
 	"github.com/bastion-dev/bastion/controllers/launch"
 	"github.com/bastion-dev/bastion/internal/ids"
 	"github.com/bastion-dev/bastion/internal/runproto"
+	"github.com/bastion-dev/bastion/internal/runtoken"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/taskpods"
 )
@@ -72,12 +74,18 @@ type TaskReconciler struct {
 	// refers to from the project namespaces' watches (nil: each is a read
 	// of the apiserver; see getInput).
 	Secrets *SecretWatches
+	// Tokens, when set, hands each run's token to this process's runner
+	// endpoint as the run starts (nil: the endpoint reads the input Secret).
+	Tokens *runtoken.Book
 	// TaskPods is what the cluster admin lets projects and templates
 	// choose for their task pods (runner images, service accounts).
 	TaskPods taskpods.Policy
 
 	admission admission
 	pruned    prunedSet // see task_retention.go
+	// unreported holds when this process first saw a task's run ended
+	// without its runner's report of the end (awaitReport).
+	unreported sync.Map // types.UID -> time.Time
 }
 
 // +kubebuilder:rbac:groups=automation.bastion.dev,resources=tasks,verbs=get;list;watch;create;update;patch;delete
@@ -125,7 +133,7 @@ func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	defer writeStatus(ctx, r.Client, before, task, &result, &err)
 	// Runs first (deferred last): whatever this reconcile did, the status
 	// it writes says what it was derived from.
-	defer deriveReported(task)
+	defer deriveReported(task, r.now(), &result)
 
 	if waiting, result, err := r.awaitInputs(ctx, task); waiting || err != nil {
 		return result, err
@@ -244,6 +252,7 @@ func (r *TaskReconciler) reconcileActive(ctx context.Context, task *bastionv1.Ta
 func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task, state launch.State) (ctrl.Result, error) {
 	stopping := task.Status.Status == bastionv1.TaskStopping
 	if exit := reportedExit(task); exit != nil {
+		r.unreported.Delete(task.UID)
 		to, message := endOf(task, exit)
 		r.transition(task, to, message)
 		return ctrl.Result{}, nil
@@ -269,24 +278,53 @@ func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task
 		default:
 			r.transition(task, bastionv1.TaskError, "the run disappeared (its Job or its local run directory was deleted)")
 		}
-	case launch.PhaseSucceeded:
-		// Ended without a report (a runner without a manager to report
-		// to, or one that gave up reporting): the launcher's word holds.
-		if stopping {
-			r.transition(task, bastionv1.TaskStopped, "stopped")
-		} else {
-			r.transition(task, bastionv1.TaskSuccess, "")
+	case launch.PhaseSucceeded, launch.PhaseFailed:
+		if wait := r.awaitReport(task, stopping); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
 		}
-	case launch.PhaseFailed:
-		if stopping {
+		switch {
+		case stopping:
 			r.transition(task, bastionv1.TaskStopped, "stopped")
-		} else {
+		case state.Phase == launch.PhaseSucceeded:
+			// Ended without a report (a runner without a manager to
+			// report to, or one that gave up reporting): the launcher's
+			// word holds.
+			r.transition(task, bastionv1.TaskSuccess, "")
+		default:
 			r.transition(task, bastionv1.TaskError, failureMessage(state))
 		}
 	}
 	// The finished state is stored first; the update it causes brings the
 	// task back for finish, so nothing is released before it is recorded.
 	return ctrl.Result{}, nil
+}
+
+// reportGrace is how long a run seen ended may wait for its runner's
+// report of the end. A runner that reports sends the end with its last
+// lines and exits once they are acknowledged, so a run seen ended without
+// it is nearly always this reconciler's cache behind that report (the
+// local launcher tells of the process's exit at once). Concluding from
+// the launcher then wrote the task's end over a status that had changed:
+// a conflict, and a reconcile again, for most short runs
+// (docs/benchmarks.md, "Seventh round").
+const reportGrace = time.Second
+
+// awaitReport is how long yet to wait for the runner's report of the end
+// of a run seen ended: 0 when the launcher's word holds now (the runner
+// never reported, the task is being stopped, or the grace is over).
+func (r *TaskReconciler) awaitReport(task *bastionv1.Task, stopping bool) time.Duration {
+	if stopping || task.Status.Run == nil || task.Status.Run.Phase == "" {
+		return 0
+	}
+	// Real time, not r.now(): what is waited for is the cache, not a
+	// deadline of the task's.
+	now := time.Now()
+	first, _ := r.unreported.LoadOrStore(task.UID, now)
+	if wait := reportGrace - now.Sub(first.(time.Time)); wait > 0 {
+		return wait
+	}
+	r.unreported.Delete(task.UID)
+	return 0
 }
 
 // endOf is how a run ended, by its runner's exit: stopped when the task

@@ -264,6 +264,9 @@ func TestTaskReconciler_confirmMovesAWaitingConfirmationTaskOn(t *testing.T) {
 	p.report("plan", &bastionv1.TaskRun{Phase: runproto.PhaseRunning})
 	p.waitStatus("plan", bastionv1.TaskRunning)
 	p.finishJob("plan", true)
+	// No report of the end from this runner: past the grace for it
+	// (TestTaskReconciler_aRunSeenEndedWaitsBrieflyForItsRunnersReport),
+	// the Job's word holds.
 	p.waitStatus("plan", bastionv1.TaskSuccess)
 }
 
@@ -301,6 +304,38 @@ func TestTaskReconciler_theRunnersReportedExitFinishesTheTask(t *testing.T) {
 	p.g.Consistently(func() []string { return p.get("ok").Finalizers }, "1s", interval).Should(ContainElement(controllers.TaskFinalizer))
 	p.finishJob("ok", true)
 	p.g.Eventually(func() []string { return p.get("ok").Finalizers }, timeout, interval).ShouldNot(ContainElement(controllers.TaskFinalizer))
+}
+
+// A run seen ended before its runner's report of the end waits a moment
+// for that report (the cache is nearly always what is behind): the
+// runner's word then makes the end, not the pod's. A runner that reports
+// nothing more leaves the pod's word to hold after the grace.
+func TestTaskReconciler_aRunSeenEndedWaitsBrieflyForItsRunnersReport(t *testing.T) {
+	p := newTaskProject(t, "tasks-late-report", 0)
+	for _, name := range []string{"late", "silent"} {
+		p.task(name, "deploy-site", nil)
+		p.startPod(name)
+		p.waitStatus(name, bastionv1.TaskRunning)
+		p.report(name, &bastionv1.TaskRun{Phase: runproto.PhaseRunning})
+		p.g.Eventually(func() string { return runPhase(p.get(name)) }, timeout, interval).Should(Equal(runproto.PhaseRunning))
+		p.finishJob(name, false)
+	}
+	p.g.Consistently(func() bastionv1.TaskStatusValue { return p.get("late").Status.Status }, "300ms", interval).
+		Should(Equal(bastionv1.TaskRunning), "the task ended on the pod's word without waiting for its runner's")
+	p.report("late", &bastionv1.TaskRun{Exit: &bastionv1.TaskRunExit{Code: 2, Message: "the playbook failed", Time: metav1.Now()}})
+	late := p.waitStatus("late", bastionv1.TaskError)
+	p.g.Expect(late.Status.Message).To(Equal("the playbook failed"))
+
+	// Past the grace (a second), the failed Job's word holds.
+	silent := p.waitStatus("silent", bastionv1.TaskError)
+	p.g.Expect(silent.Status.Message).To(ContainSubstring("backoff limit"))
+}
+
+func runPhase(task *bastionv1.Task) string {
+	if task.Status.Run == nil {
+		return ""
+	}
+	return task.Status.Run.Phase
 }
 
 func TestTaskReconciler_buildVersionsIncrementAndDeploysInheritThem(t *testing.T) {

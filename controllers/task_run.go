@@ -92,9 +92,11 @@ func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, r
 		return run, fmt.Errorf("creating the task's input: %w", err)
 	}
 	if created {
-		// What the launcher would read back. Only what this call stored:
-		// an earlier reconcile's Secret holds another token.
+		// What the launcher and the runner endpoint would read back. Only
+		// what this call stored: an earlier reconcile's Secret holds
+		// another token.
 		run.Input = input.Data
+		r.Tokens.Put(task.UID, string(input.Data[runspec.TokenFile]))
 	}
 	return run, nil
 }

@@ -1,15 +1,29 @@
 package controllers
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 )
 
+// commitShowsAfter is when a running task's checkout, which its runner
+// reports once it has cloned, is copied into status.commitHash: this long
+// after the run started (whose time is kept to the second), or with its
+// end if that comes first. Copied at
+// once, it was a write of its own in every short run, which mostly met
+// the runner's report of the end (a conflict, and a reconcile again); a
+// short run's end now carries it (docs/benchmarks.md, "Seventh round").
+// The API shows the runner's report (status.run.commit) at once.
+const commitShowsAfter = 2 * time.Second
+
 // deriveReported sets what a task's status reports of itself: the
-// generation it was derived from, the checkout the runner reported, and
-// the Ready condition that sums the state up.
-func deriveReported(task *bastionv1.Task) {
+// generation it was derived from, the checkout the runner reported (see
+// commitShowsAfter, for which it may ask result to come back), and the
+// Ready condition that sums the state up.
+func deriveReported(task *bastionv1.Task, now time.Time, result *ctrl.Result) {
 	if task.Status.Status == "" {
 		return // not initialized: nothing was derived yet
 	}
@@ -20,8 +34,17 @@ func deriveReported(task *bastionv1.Task) {
 		// (awaitInputs, task_wait.go).
 		return
 	}
-	if run := task.Status.Run; run != nil && run.Commit != nil {
-		task.Status.CommitHash, task.Status.CommitMessage = run.Commit.Hash, run.Commit.Message
+	if run := task.Status.Run; run != nil && run.Commit != nil &&
+		(task.Status.CommitHash != run.Commit.Hash || task.Status.CommitMessage != run.Commit.Message) {
+		wait := time.Duration(0)
+		if !task.Status.Status.Finished() && task.Status.Start != nil {
+			wait = commitShowsAfter - now.Sub(task.Status.Start.Time)
+		}
+		if wait <= 0 {
+			task.Status.CommitHash, task.Status.CommitMessage = run.Commit.Hash, run.Commit.Message
+		} else if result.RequeueAfter == 0 || wait < result.RequeueAfter {
+			result.RequeueAfter = wait
+		}
 	}
 	status, reason := readiness(task.Status.Status)
 	message := ""

@@ -39,6 +39,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/metrics"
 	"github.com/bastion-dev/bastion/internal/nsaccess"
 	"github.com/bastion-dev/bastion/internal/oidc"
+	"github.com/bastion-dev/bastion/internal/runtoken"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/taskpods"
 	"github.com/bastion-dev/bastion/internal/users"
@@ -400,12 +401,15 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 			return nil, err
 		}
 	}
+	// The tokens of the runs this replica starts, from its task reconciler
+	// to its runner endpoint.
+	tokens := &runtoken.Book{}
 	ctrlOpts := controllers.Options{
 		IDs:              alloc,
 		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: runnerURL,
 		GlobalMaxParallelTasks: opts.GlobalMaxParallelTasks, TaskKeepLast: opts.TaskKeepLast, TaskInputGrace: opts.TaskInputGrace, Store: output,
 		RunnerNetworkPolicy: opts.RunnerNetworkPolicy, Keys: keys, Namespaces: granter,
-		AllowLocalRepositories: opts.AllowLocalRepositories, TaskPods: opts.TaskPods,
+		AllowLocalRepositories: opts.AllowLocalRepositories, TaskPods: opts.TaskPods, RunTokens: tokens,
 	}
 	alerts, err := newAlerts(opts.Alerts, output, ctrl.Log.WithName("alerts"))
 	if err != nil {
@@ -442,6 +446,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		Reader:         mgr.GetAPIReader(),
 		Informers:      mgr.GetCache(),
 		Keys:           keys,
+		RunTokens:      tokens,
 		Store:          output,
 		Hub:            live,
 
