@@ -26,7 +26,13 @@ func UsageError(format string, args ...any) error {
 
 // NewFlagSet returns the flag set of `bastion <name>`.
 func NewFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("bastion "+name, flag.ContinueOnError)
+	return CommandFlagSet("bastion "+name, stderr)
+}
+
+// CommandFlagSet returns the flag set of a command as its user types it
+// (`bastion runner`, `bastion-runner`): its usage says that name.
+func CommandFlagSet(command string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(command, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	return fs
 }
@@ -61,9 +67,14 @@ func Code(err error) int {
 // Exit reports a command's error on stderr, as `bastion <name>: …`, and
 // returns the process's exit code.
 func Exit(name string, err error, stderr io.Writer) int {
+	return CommandExit("bastion "+name, err, stderr)
+}
+
+// CommandExit is Exit for a command named as its user types it.
+func CommandExit(command string, err error, stderr io.Writer) int {
 	code := Code(err)
 	if code != 0 {
-		fmt.Fprintf(stderr, "bastion %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "%s: %v\n", command, err)
 	}
 	return code
 }

@@ -30,8 +30,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version.RunnerProbe())
 		return 0
 	}
-	return cli.Exit("runner", Run(args, stdout, stderr), stderr)
+	return cli.CommandExit(binaryName, run(binaryName, args, stdout, stderr), stderr)
 }
+
+// binaryName is the runner's own binary, as its usage and errors name it.
+const binaryName = "bastion-runner"
 
 // Run runs one task from the inputs its launcher laid out (see
 // internal/runspec). When the inputs name the manager, every output line,
@@ -41,7 +44,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // it. Its exit code is the program's (1 when the run failed before the
 // program could start).
 func Run(args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("runner", stderr)
+	return run("bastion runner", args, stdout, stderr)
+}
+
+// run is Run under the name command (`bastion runner`, `bastion-runner`).
+func run(command string, args []string, stdout, stderr io.Writer) error {
+	fs := cli.CommandFlagSet(command, stderr)
 	input := fs.String("input", "", "directory with task.json and token")
 	secrets := fs.String("secrets", "", "directory with one sub-directory per Secret")
 	work := fs.String("work", "", "scratch directory for the checkout")
