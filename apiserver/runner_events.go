@@ -421,6 +421,9 @@ func (e *runnerEvents) record(r *http.Request, st *taskState, task *bastionv1.Ta
 	ctx := r.Context()
 	if task.Status.Run == nil && !st.wroteRun {
 		if launched := e.awaitLaunch(ctx, task); launched != nil {
+			if ended(launched) {
+				return nil // it ended meanwhile: its run's facts are moot
+			}
 			task = launched
 			if facts = newFacts(task.Status.Run, batch, ack); facts == nil {
 				return nil

@@ -41,7 +41,7 @@ func writeStatus(ctx context.Context, c client.Client, before, obj client.Object
 		// launcher's notice) would otherwise work from the copy before it,
 		// and its own write meet a conflict (docs/benchmarks.md, "Seventh
 		// round"). The patch's answer carries the written resourceVersion.
-		_ = cachewait.Written(ctx, c, obj, statusCacheWait)
+		_ = cachewait.Updated(ctx, c, obj, statusCacheWait)
 	case apierrors.IsNotFound(patchErr):
 	case apierrors.IsConflict(patchErr):
 		if *err == nil {
@@ -52,10 +52,11 @@ func writeStatus(ctx context.Context, c client.Client, before, obj client.Object
 	}
 }
 
-// statusCacheWait bounds writeStatus's wait for the cache: past it the
-// cache lags, and at worst a reconcile works from the older copy, which
-// the optimistic lock catches.
-const statusCacheWait = time.Second
+// statusCacheWait bounds writeStatus's wait for the cache, which takes a
+// millisecond or two: past it the cache lags (a watch is down), and at
+// worst a reconcile works from the older copy, which the optimistic lock
+// catches. Short, since it holds a reconcile worker.
+const statusCacheWait = 250 * time.Millisecond
 
 // statusOf is the Status field of one of our kinds (every kind has one).
 func statusOf(obj client.Object) any {

@@ -133,7 +133,7 @@ func (r *TaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	defer writeStatus(ctx, r.Client, before, task, &result, &err)
 	// Runs first (deferred last): whatever this reconcile did, the status
 	// it writes says what it was derived from.
-	defer deriveReported(task, r.now(), &result)
+	defer deriveReported(task, r.now(), &result, &err)
 
 	if waiting, result, err := r.awaitInputs(ctx, task); waiting || err != nil {
 		return result, err
@@ -314,6 +314,7 @@ const reportGrace = time.Second
 // never reported, the task is being stopped, or the grace is over).
 func (r *TaskReconciler) awaitReport(task *bastionv1.Task, stopping bool) time.Duration {
 	if stopping || task.Status.Run == nil || task.Status.Run.Phase == "" {
+		r.unreported.Delete(task.UID)
 		return 0
 	}
 	// Real time, not r.now(): what is waited for is the cache, not a
@@ -325,6 +326,15 @@ func (r *TaskReconciler) awaitReport(task *bastionv1.Task, stopping bool) time.D
 	}
 	r.unreported.Delete(task.UID)
 	return 0
+}
+
+// forgetRun drops what this process holds in memory about a task's run:
+// the task finished or goes. The runner endpoint forgets its token too,
+// when its cache sees that; this covers a token put by a reconcile that
+// worked from a copy older than the end.
+func (r *TaskReconciler) forgetRun(task *bastionv1.Task) {
+	r.unreported.Delete(task.UID)
+	r.Tokens.Forget(task.UID)
 }
 
 // endOf is how a run ended, by its runner's exit: stopped when the task
@@ -415,6 +425,7 @@ func (r *TaskReconciler) now() time.Time {
 // retention pruned it, deletes its stored output and summary: a user's
 // delete, through kubectl or the API, takes the task's history along.
 func (r *TaskReconciler) reconcileDelete(ctx context.Context, task *bastionv1.Task) error {
+	r.forgetRun(task)
 	running := controllerutil.ContainsFinalizer(task, TaskFinalizer)
 	if !running && !controllerutil.ContainsFinalizer(task, TaskHistoryFinalizer) {
 		return nil

@@ -133,6 +133,7 @@ func nonEmptyStatus(s bastionv1.TaskStatusValue) string {
 // the task's alerts.
 // It runs until TaskFinalizer is gone, so every step is idempotent.
 func (r *TaskReconciler) finish(ctx context.Context, task *bastionv1.Task) (ctrl.Result, error) {
+	r.forgetRun(task)
 	if !controllerutil.ContainsFinalizer(task, TaskFinalizer) {
 		return ctrl.Result{}, nil
 	}

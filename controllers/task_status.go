@@ -23,7 +23,7 @@ const commitShowsAfter = 2 * time.Second
 // generation it was derived from, the checkout the runner reported (see
 // commitShowsAfter, for which it may ask result to come back), and the
 // Ready condition that sums the state up.
-func deriveReported(task *bastionv1.Task, now time.Time, result *ctrl.Result) {
+func deriveReported(task *bastionv1.Task, now time.Time, result *ctrl.Result, err *error) {
 	if task.Status.Status == "" {
 		return // not initialized: nothing was derived yet
 	}
@@ -42,7 +42,7 @@ func deriveReported(task *bastionv1.Task, now time.Time, result *ctrl.Result) {
 		}
 		if wait <= 0 {
 			task.Status.CommitHash, task.Status.CommitMessage = run.Commit.Hash, run.Commit.Message
-		} else if result.RequeueAfter == 0 || wait < result.RequeueAfter {
+		} else if *err == nil && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
 			result.RequeueAfter = wait
 		}
 	}

@@ -176,9 +176,13 @@ func (l *LocalLauncher) allocateUser() (uint32, error) {
 const processScanEvery = 5 * time.Second
 
 // strangerUsers is the range's ids that processes ran as at the last look
-// at /proc, looking again when that is processScanEvery old. l.mu is held.
+// at /proc, looking again when that is processScanEvery old, or when half
+// the range was handed out since (a small range goes round in less than
+// processScanEvery). l.mu is held.
 func (l *LocalLauncher) strangerUsers() map[uint32]bool {
-	if l.strangers == nil || time.Since(l.strangersSeen) >= processScanEvery {
+	l.sinceScan++
+	if l.strangers == nil || time.Since(l.strangersSeen) >= processScanEvery || l.sinceScan > l.Users.Count/2 {
+		l.sinceScan = 0
 		l.strangers = map[uint32]bool{}
 		forEachProcess(func(pid int, uid uint32) {
 			if uid-l.Users.First < l.Users.Count {
@@ -206,19 +210,31 @@ func readUID(dir string) (uint32, bool) {
 //
 // From inside: a shell of that uid sends SIGKILL to -1, which the kernel
 // delivers to every process of the uid in one sweep that no fork can slip
-// past (SIGKILL cannot be caught or blocked). Only should that shell not
-// run (the uid at its process limit) come passes over /proc until one
-// finds nothing left, with a bound so that the manager never hangs on a
-// run.
+// past (SIGKILL cannot be caught or blocked). That shell is the run's to
+// signal, though: a process of the run can stop it (SIGSTOP) before it
+// sends the kill, and a stopped child is never waited for. So it has
+// killShellWait; should it not run in that time, or not run at all (the
+// uid at its process limit), come passes over /proc until one finds
+// nothing left (the shell, stopped, among them), with a bound so that the
+// manager never hangs on a run.
 func killUser(uid uint32) {
 	inside := exec.Command("/bin/sh", "-c", "kill -KILL -1")
 	inside.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid, Groups: []uint32{}}}
-	// Killed by nothing: kill(-1) spares the caller. An exit status is the
-	// shell's having run; dash's kill has nothing to say of a uid with no
-	// process left but its own.
-	var exited *exec.ExitError
-	if err := inside.Run(); err == nil || errors.As(err, &exited) && exited.ExitCode() >= 0 {
-		return
+	ran := make(chan bool, 1)
+	go func() {
+		// Killed by nothing: kill(-1) spares the caller. An exit status
+		// is the shell's having run; dash's kill has nothing to say of a
+		// uid with no process left but its own.
+		var exited *exec.ExitError
+		err := inside.Run()
+		ran <- err == nil || errors.As(err, &exited) && exited.ExitCode() >= 0
+	}()
+	select {
+	case ok := <-ran:
+		if ok {
+			return
+		}
+	case <-time.After(killShellWait):
 	}
 	for pass := 0; pass < 100; pass++ {
 		found := false
@@ -233,6 +249,10 @@ func killUser(uid uint32) {
 		}
 	}
 }
+
+// killShellWait is how long killUser's shell has to run; it takes a few
+// milliseconds.
+const killShellWait = 2 * time.Second
 
 func forEachProcess(fn func(pid int, uid uint32)) {
 	entries, _ := os.ReadDir("/proc")

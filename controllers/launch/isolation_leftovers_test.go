@@ -261,6 +261,40 @@ func TestLocalLauncher_anIdAProcessRunsAsIsNotHandedOut(t *testing.T) {
 	}
 }
 
+// A run cannot keep its processes alive, nor hang the manager, by stopping
+// the shell that kills its user: the shell has a bound, and then the
+// manager kills every process of the user itself.
+func TestLocalLauncher_aRunThatStopsItsKillerIsKilledAllTheSame(t *testing.T) {
+	if isolatedRunUsers(t) == nil {
+		return
+	}
+	const uid = 2_100_000_200
+	stopper := exec.Command("/bin/sh", "-c", "while :; do kill -STOP -1; done")
+	stopper.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid, Groups: []uint32{}}}
+	if err := stopper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = stopper.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = stopper.Process.Kill() })
+
+	killed := make(chan struct{})
+	go func() { killUser(uid); close(killed) }()
+	select {
+	case <-killed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("killUser still waits 30 s later: the run stopped its shell")
+	}
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run's process outlived killUser")
+	}
+	if processUsers()[uid] {
+		t.Fatal("a process of the run's user is left")
+	}
+}
+
 // processUsers is the set of real user ids of the host's processes.
 func processUsers() map[uint32]bool {
 	users := map[uint32]bool{}

@@ -71,6 +71,8 @@ type LocalLauncher struct {
 	// last read, at strangersSeen (strangerUsers).
 	strangers     map[uint32]bool
 	strangersSeen time.Time
+	sinceScan     uint32 // ids handed out since
+
 }
 
 // Files of a run directory.

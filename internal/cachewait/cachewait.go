@@ -18,7 +18,18 @@ import (
 
 // Written returns once cache has obj at its written resourceVersion or
 // later, or bound has passed: then the cache lags, and the write stands.
+// An object the cache does not have yet is waited for (a create).
 func Written(ctx context.Context, cache client.Reader, obj client.Object, bound time.Duration) error {
+	return written(ctx, cache, obj, bound, false)
+}
+
+// Updated is Written for an update of an object the cache had: one it no
+// longer has was deleted meanwhile, and is not waited for.
+func Updated(ctx context.Context, cache client.Reader, obj client.Object, bound time.Duration) error {
+	return written(ctx, cache, obj, bound, true)
+}
+
+func written(ctx context.Context, cache client.Reader, obj client.Object, bound time.Duration, goneIsDone bool) error {
 	want, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
 	if err != nil {
 		return nil // not a number: nothing to compare; do not wait
@@ -26,7 +37,10 @@ func Written(ctx context.Context, cache client.Reader, obj client.Object, bound 
 	probe := obj.DeepCopyObject().(client.Object)
 	return Poll(ctx, bound, func(ctx context.Context) (bool, error) {
 		if err := cache.Get(ctx, client.ObjectKeyFromObject(obj), probe); err != nil {
-			return false, client.IgnoreNotFound(err)
+			if apierrors.IsNotFound(err) {
+				return goneIsDone, nil
+			}
+			return false, err
 		}
 		have, err := strconv.ParseUint(probe.GetResourceVersion(), 10, 64)
 		return err != nil || have >= want, nil
