@@ -135,7 +135,19 @@ func (l *loginLimiter) blocked(ctx context.Context, account, addr string) (time.
 		return 0, "", err
 	}
 	wait, what := l.wait(r, l.opts.Now())
+	logHeldBack(r, wait, what, addr)
 	return wait, what, nil
+}
+
+// logHeldBack tells the log of a sign-in the limits hold back, with the
+// counts that decided it (not the login typed, which may be a password
+// typed in the wrong field).
+func logHeldBack(r store.SignInRecord, wait time.Duration, what, addr string) {
+	if wait <= 0 {
+		return
+	}
+	logAPI().Info("sign-in held back by the limits", "by", what, "for", wait.Round(time.Millisecond).String(), "address", addr,
+		"accountFailures", r.AccountFailures, "guesser", r.Guesser, "guessers", r.Guessers, "addressFailures", r.AddressFailures)
 }
 
 // try decides a sign-in to account from addr as blocked does and, if it
@@ -156,6 +168,7 @@ func (l *loginLimiter) try(ctx context.Context, account, addr string) (wait time
 	a, b := limitKeys(account, addr)
 	_, err = l.store.SignInAttempt(ctx, a, b, l.window(now), func(r store.SignInRecord) bool {
 		wait, what = l.wait(r, now)
+		logHeldBack(r, wait, what, addr)
 		return wait <= 0
 	})
 	l.prune(ctx, now)
