@@ -176,12 +176,16 @@ func (r *TaskReconciler) runEnding(ctx context.Context, task *bastionv1.Task, ru
 func (r *TaskReconciler) deleteRunSecrets(ctx context.Context, task *bastionv1.Task, run launch.Run) error {
 	// The watch's copy when it has this task's (its uid is all the delete
 	// needs), else the apiserver's: a Secret the watch has not seen yet
-	// must go all the same.
+	// must go all the same. None to read when the watch knows there is
+	// none of this task's (a local run has none: prepareHeldRun).
 	input := secretMetadata()
 	var err error
-	if cached, _ := r.watchedInput(task, run.InputSecret); cached != nil {
+	switch cached, known := r.watchedInput(task, run.InputSecret); {
+	case cached != nil:
 		cached.ObjectMeta.DeepCopyInto(&input.ObjectMeta)
-	} else {
+	case known:
+		return r.deleteOwnSecret(ctx, task)
+	default:
 		err = r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: run.InputSecret}, input)
 	}
 	if client.IgnoreNotFound(err) != nil {
