@@ -333,11 +333,10 @@ func (e *runnerEvents) noteStoreHealth(task *bastionv1.Task, st *taskState, key 
 }
 
 // authorized compares the bearer token with the one the engine minted for
-// this task, in constant time. The token is taken once per task: from the
-// book when this process started the run, or from the run's directory
-// when this process's local launcher holds it (a local run has no input
-// Secret), else from the input Secret; and kept in its state, which goes
-// when the task ends, before its Secret does.
+// this task, in constant time. The token is taken once per task, from the
+// book when this process started the run, else from the input Secret, and
+// kept in its state, which goes when the task ends, before its Secret
+// does.
 func (e *runnerEvents) authorized(r *http.Request, task *bastionv1.Task, st *taskState) (bool, error) {
 	given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || given == "" {
@@ -345,8 +344,6 @@ func (e *runnerEvents) authorized(r *http.Request, task *bastionv1.Task, st *tas
 	}
 	if st.token == "" {
 		if token, ok := e.tokens.Take(task.UID); ok {
-			st.token = token
-		} else if token, ok := e.tokens.Recover(task); ok {
 			st.token = token
 		}
 	}

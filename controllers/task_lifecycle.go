@@ -176,16 +176,12 @@ func (r *TaskReconciler) runEnding(ctx context.Context, task *bastionv1.Task, ru
 func (r *TaskReconciler) deleteRunSecrets(ctx context.Context, task *bastionv1.Task, run launch.Run) error {
 	// The watch's copy when it has this task's (its uid is all the delete
 	// needs), else the apiserver's: a Secret the watch has not seen yet
-	// must go all the same. None to read when the watch knows there is
-	// none of this task's (a local run has none: prepareHeldRun).
+	// must go all the same.
 	input := secretMetadata()
 	var err error
-	switch cached, known := r.watchedInput(task, run.InputSecret); {
-	case cached != nil:
+	if cached, _ := r.watchedInput(task, run.InputSecret); cached != nil {
 		cached.ObjectMeta.DeepCopyInto(&input.ObjectMeta)
-	case known:
-		return r.deleteOwnSecret(ctx, task)
-	default:
+	} else {
 		err = r.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: run.InputSecret}, input)
 	}
 	if client.IgnoreNotFound(err) != nil {

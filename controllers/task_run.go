@@ -35,8 +35,7 @@ func (r *TaskReconciler) runFor(ctx context.Context, task *bastionv1.Task) (laun
 }
 
 // prepareRun resolves what the task runs into a runspec, stores it in the
-// task's input Secret (or hands it to a launcher that holds inputs
-// itself, see prepareHeldRun), and lists the Secrets the run needs.
+// task's input Secret, and lists the Secrets the run needs.
 func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, run launch.Run) (launch.Run, error) {
 	spec, secrets, err := r.resolve(ctx, task)
 	if err != nil {
@@ -46,9 +45,6 @@ func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, r
 	spec.ManagerURL = r.ManagerURL
 	if run, err = r.withPodSettings(ctx, task, run); err != nil {
 		return run, err
-	}
-	if holder, ok := r.Launcher.(launch.InputHolder); ok {
-		return r.prepareHeldRun(task, run, spec, holder)
 	}
 
 	switch own, known := r.watchedInput(task, run.InputSecret); {
@@ -61,15 +57,22 @@ func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, r
 	}
 	// Else the watch has no such Secret: the create below finds out if it
 	// only just came (AlreadyExists).
-	data, err := inputData(spec)
+	specJSON, err := json.Marshal(spec)
 	if err != nil {
+		return run, err
+	}
+	token := make([]byte, 32)
+	if _, err := rand.Read(token); err != nil {
 		return run, err
 	}
 	input := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: run.InputSecret, Namespace: task.Namespace,
 			Labels: map[string]string{launch.LabelTask: task.Name}},
 		Type: corev1.SecretTypeOpaque,
-		Data: data,
+		Data: map[string][]byte{
+			runspec.TaskFile:  specJSON,
+			runspec.TokenFile: []byte(hex.EncodeToString(token)),
+		},
 	}
 	if err := controllerutil.SetControllerReference(task, input, r.Scheme()); err != nil {
 		return run, err
@@ -96,45 +99,6 @@ func (r *TaskReconciler) prepareRun(ctx context.Context, task *bastionv1.Task, r
 		r.Tokens.Put(task.UID, string(input.Data[runspec.TokenFile]))
 	}
 	return run, nil
-}
-
-// prepareHeldRun hands the run's inputs to a launcher that lays them out
-// itself (the local launcher, in the run's own directory): no input
-// Secret is made, read or deleted, three requests a task of a burst of
-// local runs (docs/benchmarks.md, "Eighth round"). A run the launcher
-// holds already (an earlier reconcile's, or an earlier manager's) keeps
-// its token, which goes to this process's runner endpoint either way.
-func (r *TaskReconciler) prepareHeldRun(task *bastionv1.Task, run launch.Run, spec *runspec.Spec, holder launch.InputHolder) (launch.Run, error) {
-	token, held, err := holder.RunToken(run)
-	if err != nil {
-		return run, err
-	}
-	if held {
-		r.Tokens.Put(task.UID, token)
-		return run, nil
-	}
-	if run.Input, err = inputData(spec); err != nil {
-		return run, err
-	}
-	r.Tokens.Put(task.UID, string(run.Input[runspec.TokenFile]))
-	return run, nil
-}
-
-// inputData is a run's input, as the files its runner reads: the runspec
-// and a token minted for it.
-func inputData(spec *runspec.Spec) (map[string][]byte, error) {
-	specJSON, err := json.Marshal(spec)
-	if err != nil {
-		return nil, err
-	}
-	token := make([]byte, 32)
-	if _, err := rand.Read(token); err != nil {
-		return nil, err
-	}
-	return map[string][]byte{
-		runspec.TaskFile:  specJSON,
-		runspec.TokenFile: []byte(hex.EncodeToString(token)),
-	}, nil
 }
 
 // ownInput reports whether the task's input Secret exists and is this

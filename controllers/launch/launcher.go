@@ -38,15 +38,6 @@ type Run struct {
 	Image string
 }
 
-// InputHolder is a launcher that lays a run's inputs out in a place of its
-// own, from Run.Input, where nothing else reads them (LocalLauncher: the
-// run's directory): such a run needs no input Secret, which a Job's pod
-// mounts. RunToken is the runner's token of a run it holds, read from
-// there: a run that an earlier manager started, or a reconcile before.
-type InputHolder interface {
-	RunToken(run Run) (token string, ok bool, err error)
-}
-
 // Phase is the state of a run as the launcher sees it.
 type Phase string
 

@@ -22,8 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
-
-	"github.com/bastion-dev/bastion/internal/runspec"
 )
 
 // LocalLauncher runs `bastion runner` as a child process with the same
@@ -508,32 +506,6 @@ func writeSecretData(name string, data map[string][]byte, dir string) error {
 		}
 	}
 	return nil
-}
-
-// RunToken reads the token of a run this launcher holds from the run's
-// directory (its input, which only the manager's user can read: the
-// runner reads it before it becomes the run's user); ok is false when
-// there is no such run.
-func (l *LocalLauncher) RunToken(run Run) (string, bool, error) {
-	l.mu.Lock()
-	r, err := l.lookup(run)
-	l.mu.Unlock()
-	// The directory names the task's uid: never another task's token, even
-	// one of the same name whose run this process still holds.
-	if err != nil || r == nil || r.dir != l.runDir(run) {
-		return "", false, err
-	}
-	f, err := os.OpenFile(filepath.Join(r.dir, "input", runspec.TokenFile), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return "", false, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 1024))
-	if err != nil {
-		return "", false, err
-	}
-	token := strings.TrimSpace(string(data))
-	return token, token != "", nil
 }
 
 // Observe reports whether the process runs, and how it ended.

@@ -220,30 +220,3 @@ func TestLocalLauncher_laysOutTheInputItIsHandedWithoutReadingItBack(t *testing.
 		}
 	}
 }
-
-// A local run's token is in its directory alone (it has no input Secret):
-// the launcher reads it from there for the reconciler and the runner
-// endpoint, also as a manager that adopts the run after a restart.
-func TestLocalLauncher_readsTheTokenOfARunItHolds(t *testing.T) {
-	l, run, _ := newLocal(t, "ok")
-	if _, ok, err := l.RunToken(run); ok || err != nil {
-		t.Fatalf("before the start: ok %v, %v; want no run", ok, err)
-	}
-	run.InputSecret = "t1-input-never-stored"
-	run.Input = map[string][]byte{"task.json": []byte(`{"name":"held"}`), "token": []byte("the-minted-token")}
-	if err := l.Start(context.Background(), run); err != nil {
-		t.Fatal(err)
-	}
-	waitPhase(t, l, run, PhaseSucceeded)
-	for _, launcher := range []*LocalLauncher{l, {Client: l.Client, Command: l.Command, BaseDir: l.BaseDir}} {
-		if token, ok, err := launcher.RunToken(run); token != "the-minted-token" || !ok || err != nil {
-			t.Fatalf("RunToken = %q, %v, %v; want the minted token", token, ok, err)
-		}
-	}
-	other := run
-	other.Task = run.Task.DeepCopy()
-	other.Task.UID = "made-again"
-	if _, ok, err := l.RunToken(other); ok || err != nil {
-		t.Fatalf("a task made again under the name: ok %v, %v; want none", ok, err)
-	}
-}

@@ -402,15 +402,8 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		}
 	}
 	// The tokens of the runs this replica starts, from its task reconciler
-	// to its runner endpoint; a local run's, after a restart, from its
-	// directory (it has no input Secret).
+	// to its runner endpoint.
 	tokens := &runtoken.Book{}
-	if holder, ok := launcher.(launch.InputHolder); ok {
-		tokens.Held = func(task *bastionv1.Task) (string, bool) {
-			token, ok, err := holder.RunToken(launch.Run{Task: task, Name: bastionv1.TaskRunName(task)})
-			return token, ok && err == nil
-		}
-	}
 	ctrlOpts := controllers.Options{
 		IDs:              alloc,
 		ManagerNamespace: opts.Namespace, Launcher: launcher, ManagerURL: runnerURL,

@@ -1,31 +1,23 @@
 // Package runtoken hands the token a task's runner will present from the
 // reconciler that minted it to the runner endpoint of the same process.
 //
-// A Job's token also lives in the task's input Secret, which is where any
+// The token also lives in the task's input Secret, which is where any
 // replica can check it. Reading it back from there cost every task a read
 // around the cache (Secrets are never cached); the replica that starts a
 // run, which in a single-replica install is the one its runner reports
-// to, knows it already. A local run's token lives only in the run's
-// directory, which the launcher reads it from after a restart (Held).
+// to, knows it already.
 package runtoken
 
 import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
-
-	bastionv1 "github.com/bastion-dev/bastion/api/v1alpha1"
 )
 
 // Book holds the tokens of runs this process started, by task uid, until
 // the runner endpoint takes one or the task ends. A nil Book holds
 // nothing: every check then reads the input Secret.
 type Book struct {
-	// Held, when set, finds the token of a run that this process's
-	// launcher holds but that no reconcile of this process put here: a
-	// local run, which has no input Secret, started before a restart.
-	Held func(task *bastionv1.Task) (string, bool)
-
 	mu     sync.Mutex
 	tokens map[types.UID]string
 }
@@ -53,15 +45,6 @@ func (b *Book) Take(task types.UID) (string, bool) {
 	token, ok := b.tokens[task]
 	delete(b.tokens, task)
 	return token, ok
-}
-
-// Recover is the token of a run this process's launcher holds (Held),
-// for a task whose token no reconcile of this process put.
-func (b *Book) Recover(task *bastionv1.Task) (string, bool) {
-	if b == nil || b.Held == nil {
-		return "", false
-	}
-	return b.Held(task)
 }
 
 // Forget drops the task's token: the task ended, or its run never will
