@@ -252,7 +252,6 @@ func (r *TaskReconciler) reconcileActive(ctx context.Context, task *bastionv1.Ta
 func (r *TaskReconciler) applyRunState(ctx context.Context, task *bastionv1.Task, state launch.State) (ctrl.Result, error) {
 	stopping := task.Status.Status == bastionv1.TaskStopping
 	if exit := reportedExit(task); exit != nil {
-		r.unreported.Delete(task.UID)
 		to, message := endOf(task, exit)
 		r.transition(task, to, message)
 		return ctrl.Result{}, nil

@@ -12,10 +12,10 @@ import (
 // commitShowsAfter is when a running task's checkout, which its runner
 // reports once it has cloned, is copied into status.commitHash: this long
 // after the run started (whose time is kept to the second), or with its
-// end if that comes first. Copied at
-// once, it was a write of its own in every short run, which mostly met
-// the runner's report of the end (a conflict, and a reconcile again); a
-// short run's end now carries it (docs/benchmarks.md, "Seventh round").
+// end if that comes first. Copied at once, it was a write of its own in
+// every short run, which mostly met the runner's report of the end (a
+// conflict, and a reconcile again); a short run's end now carries it
+// (docs/benchmarks.md, "Seventh round").
 // The API shows the runner's report (status.run.commit) at once.
 const commitShowsAfter = 2 * time.Second
 

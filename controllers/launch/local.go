@@ -72,7 +72,6 @@ type LocalLauncher struct {
 	strangers     map[uint32]bool
 	strangersSeen time.Time
 	sinceScan     uint32 // ids handed out since
-
 }
 
 // Files of a run directory.
