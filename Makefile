@@ -135,12 +135,19 @@ vet: ## go vet, and gofmt must have nothing to say.
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt -w these files: $$unformatted"; exit 1; fi
 
 .PHONY: test-go
-# go test starts packages in the order named, two at a time on two cores:
-# test/e2e, the longest and mostly waiting on its servers, first, beside
-# apiserver; the other packages follow in the second slot. Listed in
+# The final-status test bounds a latency on this machine (2 s from a task's
+# last line to its final status, for 200 tasks at once), so it runs first
+# and alone: beside the apiserver package's envtest servers its worst
+# doubled, and once went past the bound (docs/benchmarks.md, "The
+# final-status bound needs the machine to itself").
+# Then go test starts packages in the order named, two at a time on two
+# cores: test/e2e, the longest and mostly waiting on its servers, first,
+# beside apiserver; the other packages follow in the second slot. Listed in
 # import-path order, test/e2e came last and ran alone at the end.
+ALONE_TEST := ^TestDev_finalStatusOf200ShortTasksArrivesWithin2sOfTheirLastLine$$
 test-go: envtest-assets $(TERRAFORM) console/dist/index.html $(GOTESTSUM) $(BASTION) ## Go unit, envtest and end-to-end tests.
-	PATH="$(dir $(TERRAFORM)):$$PATH" BASTION_BIN=$(BASTION) $(GOTESTSUM) --format testname -- -count=1 -timeout 30m ./test/e2e ./apiserver ./...
+	BASTION_BIN=$(BASTION) $(GOTESTSUM) --format testname -- -count=1 -timeout 10m -run '$(ALONE_TEST)' ./test/e2e
+	PATH="$(dir $(TERRAFORM)):$$PATH" BASTION_BIN=$(BASTION) $(GOTESTSUM) --format testname -- -count=1 -timeout 30m -skip '$(ALONE_TEST)' ./test/e2e ./apiserver ./...
 
 # Its own Go module (test/packaging/go.mod), so that Helm's and kustomize's
 # dependencies never enter the bastion binary's module or its build.

@@ -41,6 +41,11 @@ func BenchmarkAppendLines(b *testing.B) {
 	b.Run("postgres", func(b *testing.B) { storetest.BenchmarkAppendLines(b, openPostgres) })
 }
 
+func BenchmarkAppendLinesManyTasks(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) { storetest.BenchmarkAppendLinesManyTasks(b, openSQLite) })
+	b.Run("postgres", func(b *testing.B) { storetest.BenchmarkAppendLinesManyTasks(b, openPostgres) })
+}
+
 func BenchmarkFollowLines(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) { storetest.BenchmarkFollowLines(b, openSQLite) })
 	b.Run("postgres", func(b *testing.B) { storetest.BenchmarkFollowLines(b, openPostgres) })

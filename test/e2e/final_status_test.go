@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,10 +40,27 @@ type taskClock struct {
 	lastLine map[int64]time.Time
 	final    map[int64]time.Time
 	status   map[int64]string
+	// seen is each task's frames as this client received them, for the
+	// account of the slowest task (timeline).
+	seen map[int64][]string
 }
 
 func newTaskClock() *taskClock {
-	return &taskClock{lastLine: map[int64]time.Time{}, final: map[int64]time.Time{}, status: map[int64]string{}}
+	return &taskClock{lastLine: map[int64]time.Time{}, final: map[int64]time.Time{}, status: map[int64]string{}, seen: map[int64][]string{}}
+}
+
+// note records that a frame of task id arrived now.
+func (c *taskClock) note(id int64, what string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seen[id] = append(c.seen[id], time.Now().Format("15:04:05.000")+" "+what)
+}
+
+// timeline is what this client received of task id, in order.
+func (c *taskClock) timeline(id int64) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen[id]
 }
 
 func (c *taskClock) line(id int64, at time.Time) {
@@ -87,6 +105,9 @@ func readFrames(conn *websocket.Conn, project int64, lines, finals *taskClock, t
 		}
 		if f.ProjectID != project {
 			continue
+		}
+		if lines != nil {
+			lines.note(f.TaskID, fmt.Sprintf("%s %s (line read at %s)", f.Type, f.Status, f.Time.Format("15:04:05.000")))
 		}
 		switch {
 		case f.Type == "log" && lines != nil:
@@ -166,8 +187,11 @@ func worstLatency(lines, finals *taskClock, ids []int64) (worst time.Duration, o
 // again, as the console does, and hears the next task's end on its new
 // socket.
 func TestDev_finalStatusOf200ShortTasksArrivesWithin2sOfTheirLastLine(t *testing.T) {
-	// Not t.Parallel: the 2 s bound is measured with no other test of this
-	// package loading the machine (the rest run in parallel, after it).
+	// Not t.Parallel: the 2 s bound holds for a machine that runs this
+	// alone, and `make test-go` runs it before every other Go test. Beside
+	// the apiserver package's envtest servers, the worst latency doubled,
+	// and went past the bound once in CI (docs/benchmarks.md, "The
+	// final-status bound needs the machine to itself").
 	const tasks = 200
 	repo := gittest.NewRepo(t)
 	repo.WriteFile("short.sh", "#!/bin/bash\necho \"short task, its only line\"\n", true)
@@ -248,6 +272,11 @@ func TestDev_finalStatusOf200ShortTasksArrivesWithin2sOfTheirLastLine(t *testing
 		fmt.Printf("final status of %d short tasks: worst latency in the %s %s (task %d)\n", tasks, name, worst, of)
 		if len(missing) > 0 {
 			t.Errorf("tasks without a last line or a final status in the %s: %v", name, missing)
+		}
+		if worst > finalLatencyLimit/2 {
+			// What the watching client received of the slowest task, so
+			// that a slow run says where its time went.
+			t.Logf("task %d, as the websocket client received it:\n%s", of, strings.Join(lines.timeline(of), "\n"))
 		}
 		if worst > finalLatencyLimit {
 			t.Errorf("task %d's final status reached the %s %s after its last line, over %s", of, name, worst, finalLatencyLimit)

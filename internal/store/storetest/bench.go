@@ -32,6 +32,44 @@ func BenchmarkAppendLines(b *testing.B, open Open) {
 	b.ReportMetric(float64(seq)/b.Elapsed().Seconds(), "lines/s")
 }
 
+// BenchmarkAppendLinesManyTasks measures what many short runs at once
+// ask of the store: 200 tasks, each appending batches of one line from its
+// own goroutine (a runner's batch at a trickle), as when 200 tasks start
+// together (the final-status test of issue #20, P1 of #22). It reports
+// batches per second and the slowest append, which a runner waits for
+// before it sends its next batch.
+func BenchmarkAppendLinesManyTasks(b *testing.B, open Open) {
+	const tasks = 200
+	s := open(b)
+	var (
+		mu      sync.Mutex
+		slowest time.Duration
+		seq     [tasks]int64 // each goroutine of a round owns one entry
+		batches int
+	)
+	for b.Loop() {
+		// One round: every task appends one batch, all at once.
+		var wg sync.WaitGroup
+		for task := range tasks {
+			wg.Go(func() {
+				seq[task]++
+				line := []store.Line{{Seq: seq[task], Time: base, Output: fmt.Sprintf("task %d, line %d", task, seq[task])}}
+				start := time.Now()
+				if err := s.AppendLines(b.Context(), store.TaskKey{ProjectID: 1, TaskID: int64(task + 1)}, line); err != nil {
+					b.Error(err)
+				}
+				took := time.Since(start)
+				mu.Lock()
+				slowest, batches = max(slowest, took), batches+1
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(float64(batches)/b.Elapsed().Seconds(), "batches/s")
+	b.ReportMetric(float64(slowest.Microseconds())/1000, "slowest-ms")
+}
+
 // BenchmarkFollowLines measures what a reader following a running task
 // pays per line: after each batch of 1,000 is appended, it reads the batch
 // with Lines(offset, 1000), as GET /output?offset= does. "just stored"
