@@ -82,6 +82,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	account, addr := signInAccount(user, req.Auth), s.proxies.clientAddress(r)
+	done, err := s.limiter.inTurn(r.Context(), account, addr)
+	if err != nil {
+		failErr(w, r, err)
+		return
+	}
+	defer done()
 	wait, what, triedAt, err := s.limiter.try(r.Context(), account, addr)
 	if err != nil {
 		failErr(w, r, err) // fail closed: an uncounted guess is no guess

@@ -55,6 +55,14 @@ import (
 // costs far more. If the store cannot be read or written,
 // the sign-in fails (fail closed): a session could not be stored anyway,
 // and failing open would let guesses through uncounted while it is down.
+//
+// Counted before the comparison, a correct sign-in is a failure until it
+// succeeds: the owner's own sign-ins at once (a script, two browser
+// tabs, a test suite's workers) would find each other counted and be held
+// back as guessers. So sign-ins to one account from one address take
+// turns on a replica (inTurn): each is decided after the one before it
+// has settled, as if sent in turn. Across replicas they stay counted as
+// above, which errs on the side of a delay.
 type loginLimiter struct {
 	opts AuthOptions
 	// store holds the counts; nil only for a server that signs no one in.
@@ -62,6 +70,13 @@ type loginLimiter struct {
 
 	mu        sync.Mutex
 	lastPrune time.Time
+	turns     map[[2]string]*turn // by limitKeys, while a sign-in holds or waits for it
+}
+
+// turn is the right to decide a sign-in to one account from one address.
+type turn struct {
+	held    chan struct{} // a token while someone holds the turn
+	waiters int           // holders and waiters, to drop the entry after the last
 }
 
 const (
@@ -148,6 +163,40 @@ func logHeldBack(r store.SignInRecord, wait time.Duration, what, addr string) {
 	}
 	logAPI().Info("sign-in held back by the limits", "by", what, "for", wait.Round(time.Millisecond).String(), "address", addr,
 		"accountFailures", r.AccountFailures, "guesser", r.Guesser, "guessers", r.Guessers, "addressFailures", r.AddressFailures)
+}
+
+// inTurn waits until no other sign-in to account from addr is being
+// decided on this replica, and returns what ends this one's turn: try
+// and the password's comparison, and succeeded after it, run within it.
+// An error is the request's context ending while it waited.
+func (l *loginLimiter) inTurn(ctx context.Context, account, addr string) (func(), error) {
+	a, b := limitKeys(account, addr)
+	key := [2]string{a, b}
+	l.mu.Lock()
+	if l.turns == nil {
+		l.turns = map[[2]string]*turn{}
+	}
+	t := l.turns[key]
+	if t == nil {
+		t = &turn{held: make(chan struct{}, 1)}
+		l.turns[key] = t
+	}
+	t.waiters++
+	l.mu.Unlock()
+	leave := func() {
+		l.mu.Lock()
+		if t.waiters--; t.waiters == 0 {
+			delete(l.turns, key)
+		}
+		l.mu.Unlock()
+	}
+	select {
+	case t.held <- struct{}{}:
+		return func() { <-t.held; leave() }, nil
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
+	}
 }
 
 // try decides a sign-in to account from addr as blocked does and, if it

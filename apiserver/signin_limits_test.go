@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,6 +191,45 @@ func TestSignIn_accountBackoffGrowsButNeverLocksTheOwnerOut(t *testing.T) {
 		t.Fatalf("that address's next try during the delay = %+v, want 429", a)
 	}
 	e.Clock.Advance(16 * time.Minute) // let the attacker's address window pass for other tests
+}
+
+// TestSignIn_theOwnersSignInsAtOnceAreNeverHeldBack: a sign-in counts as
+// a failure until its password compares right, so eight correct sign-ins
+// to one account sent at once from one address (a test suite's workers, a
+// script) found each other counted, and the fourth was held back for a
+// second as a guesser's. They take turns now, and all get in.
+func TestSignIn_theOwnersSignInsAtOnceAreNeverHeldBack(t *testing.T) {
+	e := startEnv(t)
+	owner, password := e.newUser(t, "atonce", false)
+	b := limitServer(t, e)
+	const n = 8
+	atOnce := func(password string) map[int]int {
+		answers := make(chan attempt, n)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				<-start
+				answers <- signInFrom(t, b, "", owner.Spec.Username, password)
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(answers)
+		codes := map[int]int{}
+		for a := range answers {
+			codes[a.code]++
+		}
+		return codes
+	}
+	if codes := atOnce(password); codes[http.StatusNoContent] != n {
+		t.Fatalf("%d correct sign-ins at once from one address: %v, want every one 204", n, codes)
+	}
+	// Taking turns gives a guesser nothing: its guesses at once, from one
+	// address, still get the account's three free failures and no more.
+	if codes := atOnce("guess"); codes[http.StatusUnauthorized] != 3 || codes[http.StatusTooManyRequests] != n-3 {
+		t.Fatalf("%d guesses at once from one address: %v, want 3 compared (401) and the rest 429", n, codes)
+	}
 }
 
 // TestSignIn_accountDelayHoldsForEverySpellingOfTheLogin: a login names

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -74,7 +75,8 @@ func BenchmarkAppendLinesManyTasks(b *testing.B, open Open) {
 // pays per line: after each batch of 1,000 is appended, it reads the batch
 // with Lines(offset, 1000), as GET /output?offset= does. "just stored"
 // reads the batch appended last, which the store answers from the lines
-// it keeps of what it stored; "older" reads a batch 20,000 lines back,
+// it keeps of what it stored (its line feed watched, as the manager
+// does: see watchLines); "older" reads a batch 20,000 lines back,
 // which comes from the database.
 func BenchmarkFollowLines(b *testing.B, open Open) {
 	const batch, back = 1000, 20_000
@@ -84,6 +86,7 @@ func BenchmarkFollowLines(b *testing.B, open Open) {
 	}{{"just stored", 0}, {"older", back}} {
 		b.Run(c.name, func(b *testing.B) {
 			s := open(b)
+			watchLines(b, s)
 			key := store.TaskKey{ProjectID: 1, TaskID: 1}
 			ls := make([]store.Line, batch)
 			var seq int64
@@ -127,6 +130,33 @@ func BenchmarkFollowLines(b *testing.B, open Open) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(read), "ns/line")
 		})
+	}
+}
+
+// watchLines watches the store's line feed until the benchmark ends, as
+// the manager's line publisher does, and returns once the feed is live.
+// PostgreSQL keeps the lines it just stored only while its feed listens
+// (another replica's delete is heard there), so without a watcher every
+// read came from the database, unlike in the manager.
+func watchLines(b *testing.B, s store.Store) {
+	b.Helper()
+	ctx, cancel := context.WithCancel(b.Context())
+	live := make(chan struct{})
+	var once sync.Once
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.WatchLines(ctx, func(r store.LinesStored) {
+			if r.CatchUp {
+				once.Do(func() { close(live) })
+			}
+		})
+	}()
+	b.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-live:
+	case <-time.After(10 * time.Second):
+		b.Fatal("the line feed did not turn live within 10 s")
 	}
 }
 
