@@ -82,10 +82,9 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	account, addr := signInAccount(user, req.Auth), s.proxies.clientAddress(r)
-	done, err := s.limiter.inTurn(r.Context(), account, addr)
+	done, err := s.limiter.inTurn(r.Context(), addr)
 	if err != nil {
-		failErr(w, r, err)
-		return
+		return // the client went away while it waited: nothing was tried
 	}
 	defer done()
 	wait, what, triedAt, err := s.limiter.try(r.Context(), account, addr)

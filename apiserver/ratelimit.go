@@ -57,12 +57,15 @@ import (
 // and failing open would let guesses through uncounted while it is down.
 //
 // Counted before the comparison, a correct sign-in is a failure until it
-// succeeds: the owner's own sign-ins at once (a script, two browser
-// tabs, a test suite's workers) would find each other counted and be held
-// back as guessers. So sign-ins to one account from one address take
-// turns on a replica (inTurn): each is decided after the one before it
-// has settled, as if sent in turn. Across replicas they stay counted as
-// above, which errs on the side of a delay.
+// succeeds: correct sign-ins sent at once from one address (a script, two
+// browser tabs, a test suite's workers, users behind one NAT) would find
+// each other counted, the fourth to one account held back as a guesser's
+// and the twenty-first to any blocking the address for the window. So on
+// a replica the sign-ins from one address take turns (inTurn): each is
+// decided after the one before it has settled, as if sent in turn. Across
+// replicas they stay counted as above, which errs on the side of a delay.
+// What keeps a burst of guesses to the free failures is the count in
+// try's transaction, on any replica; the turns only spare the owner.
 type loginLimiter struct {
 	opts AuthOptions
 	// store holds the counts; nil only for a server that signs no one in.
@@ -70,10 +73,10 @@ type loginLimiter struct {
 
 	mu        sync.Mutex
 	lastPrune time.Time
-	turns     map[[2]string]*turn // by limitKeys, while a sign-in holds or waits for it
+	turns     map[string]*turn // by address key, while a sign-in holds or waits for it
 }
 
-// turn is the right to decide a sign-in to one account from one address.
+// turn is the right to decide a sign-in from one address.
 type turn struct {
 	held    chan struct{} // a token while someone holds the turn
 	waiters int           // holders and waiters, to drop the entry after the last
@@ -165,16 +168,17 @@ func logHeldBack(r store.SignInRecord, wait time.Duration, what, addr string) {
 		"accountFailures", r.AccountFailures, "guesser", r.Guesser, "guessers", r.Guessers, "addressFailures", r.AddressFailures)
 }
 
-// inTurn waits until no other sign-in to account from addr is being
+// inTurn waits until no other sign-in from addr (its bucket) is being
 // decided on this replica, and returns what ends this one's turn: try
 // and the password's comparison, and succeeded after it, run within it.
-// An error is the request's context ending while it waited.
-func (l *loginLimiter) inTurn(ctx context.Context, account, addr string) (func(), error) {
-	a, b := limitKeys(account, addr)
-	key := [2]string{a, b}
+// A blocked try is answered from one read, so a flood from an address
+// drains fast, and only that address waits on it. An error is the
+// request's context ending while it waited (the client went away).
+func (l *loginLimiter) inTurn(ctx context.Context, addr string) (func(), error) {
+	_, key := limitKeys("", addr)
 	l.mu.Lock()
 	if l.turns == nil {
-		l.turns = map[[2]string]*turn{}
+		l.turns = map[string]*turn{}
 	}
 	t := l.turns[key]
 	if t == nil {
