@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
@@ -208,5 +209,50 @@ func TestLogin_theUnknownLoginsHashCostsWhatAPasswordCosts(t *testing.T) {
 	}
 	if again := dummyHash(); string(again) != string(hash) {
 		t.Fatal("the dummy hash is made again on each use")
+	}
+}
+
+// TestLoginLimiter_turnsAreOneAtATimePerAddressAndForgottenAfterTheLast:
+// a second sign-in from an address waits for the first's turn (one of
+// another address does not); a waiter whose client goes away leaves
+// without the turn; and once the last leaves, the address is forgotten.
+func TestLoginLimiter_turnsAreOneAtATimePerAddressAndForgottenAfterTheLast(t *testing.T) {
+	now := time.Now()
+	l, _ := testLimiter(t, &now)
+	done, err := l.inTurn(t.Context(), "192.0.2.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := l.inTurn(t.Context(), "192.0.2.2")
+	if err != nil {
+		t.Fatalf("another address waited for this one's turn: %v", err)
+	}
+	other()
+
+	gaveUp, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := l.inTurn(gaveUp, "192.0.2.1"); err == nil {
+		t.Fatal("a second sign-in from the address got a turn while the first held it")
+	}
+	next := make(chan func())
+	go func() {
+		release, err := l.inTurn(t.Context(), "192.0.2.1")
+		if err != nil {
+			t.Error(err)
+		}
+		next <- release
+	}()
+	select {
+	case <-next:
+		t.Fatal("the next sign-in got the turn before the first gave it back")
+	case <-time.After(50 * time.Millisecond):
+	}
+	done()
+	(<-next)()
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.turns) != 0 {
+		t.Fatalf("%d addresses still held after every sign-in left", len(l.turns))
 	}
 }
