@@ -335,7 +335,8 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 			return nil, err
 		}
 	}
-	opened, err := store.Open(context.Background(), opts.StoreDSN)
+	// Its migration, if any, says so in the log (it may take minutes).
+	opened, err := store.Open(ctrl.LoggerInto(context.Background(), ctrl.Log.WithName("store")), opts.StoreDSN)
 	if err != nil {
 		return nil, fmt.Errorf("opening the output store: %w", err)
 	}

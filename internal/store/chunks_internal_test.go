@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -200,7 +202,7 @@ func TestSQLite_migrationToChunksKeepsEveryLine(t *testing.T) {
 	exec(`COMMIT`)
 	db.Close()
 
-	s := mustOpenInternal(t, path)
+	s := openMigrating(t, "sqlite://"+path, linesToChunks-1, len(sqliteMigrations))
 	checkConverted(t, s, fixture, fixtureLast)
 	if err := s.(*sqliteStore).r.QueryRowContext(ctx, `SELECT 1 FROM task_lines`).Scan(new(int)); err == nil || !strings.Contains(err.Error(), "no such table") {
 		t.Fatalf("task_lines after the migration: %v, want it dropped", err)
@@ -246,7 +248,7 @@ func TestPostgres_migrationToChunksKeepsEveryLine(t *testing.T) {
 			task.ProjectID, task.TaskID, fixtureLast[task], ls[len(ls)-1].Seq)
 	}
 
-	s := mustOpenInternal(t, dsn)
+	s := openMigrating(t, dsn, linesToChunks-1, len(postgresMigrations))
 	checkConverted(t, s, fixture, fixtureLast)
 	if _, err := db.Exec(ctx, `SELECT 1 FROM task_lines`); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("task_lines after the migration: %v, want it dropped", err)
@@ -482,4 +484,29 @@ func TestReadStderrSeqs_decodesABoundedNumberOfChunksAPage(t *testing.T) {
 	if err != nil || fmt.Sprint(seqs) != "[4 14 24]" || next != 24 || done {
 		t.Fatalf("a page of 3: %v, next %d, done %v, %v", seqs, next, done, err)
 	}
+}
+
+// openMigrating opens a store at schema version from, and checks that its
+// log said it migrates, from and to which version, and when it was done.
+func openMigrating(t *testing.T, dsn string, from, to int) Store {
+	t.Helper()
+	var logged []string
+	log := funcr.New(func(prefix, args string) { logged = append(logged, args) }, funcr.Options{})
+	s, err := Open(logr.NewContext(t.Context(), log), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	want := []string{
+		`"msg"="migrating the store's schema; the manager serves once it is done"`,
+		fmt.Sprintf(`"from"=%d "to"=%d`, from, to),
+		`"msg"="migrated the store's schema"`,
+	}
+	all := strings.Join(logged, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("the log of the migration lacks %s:\n%s", w, all)
+		}
+	}
+	return s
 }

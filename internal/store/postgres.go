@@ -56,7 +56,8 @@ func openPostgres(ctx context.Context, dsn string) (Store, error) {
 }
 
 func (s *postgresStore) migrate(ctx context.Context) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	migrated := func() {}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
 			return s.fail("migrate: lock", err)
 		}
@@ -73,6 +74,7 @@ func (s *postgresStore) migrate(ctx context.Context) error {
 		if have == len(postgresMigrations) {
 			return nil
 		}
+		migrated = migrating(ctx, s.name, have, len(postgresMigrations))
 		for v := have; v < len(postgresMigrations); v++ {
 			if _, err := tx.Exec(ctx, postgresMigrations[v]); err != nil {
 				return s.fail(fmt.Sprintf("migration %d", v+1), err)
@@ -91,6 +93,10 @@ func (s *postgresStore) migrate(ctx context.Context) error {
 		}
 		return nil
 	})
+	if err == nil {
+		migrated() // committed
+	}
+	return err
 }
 
 // fail names the store and the operation. pgx errors carry the server's

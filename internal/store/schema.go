@@ -1,9 +1,12 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/go-logr/logr"
 )
 
 // The schema is a list of migrations per backend, applied in order on Open
@@ -266,6 +269,20 @@ func checkSchemaVersion(have, known int) error {
 		return fmt.Errorf("schema version %d is newer than this binary knows (%d): upgrade Bastion", have, known)
 	}
 	return nil
+}
+
+// migrating logs that the store's schema goes from version from to to,
+// and returns what logs that it is done: a migration runs before the
+// manager serves anything, its probes included, and converting a large
+// store (the lines into chunks, version 8) takes minutes, which the log
+// would otherwise leave unexplained.
+func migrating(ctx context.Context, store string, from, to int) (done func()) {
+	log := logr.FromContextOrDiscard(ctx)
+	log.Info("migrating the store's schema; the manager serves once it is done", "store", store, "from", from, "to", to)
+	start := time.Now()
+	return func() {
+		log.Info("migrated the store's schema", "store", store, "version", to, "took", time.Since(start).Round(time.Millisecond).String())
+	}
 }
 
 var summaryColumns = []string{

@@ -103,6 +103,7 @@ func (s *sqliteStore) migrate(ctx context.Context) error {
 	if have == len(sqliteMigrations) {
 		return nil
 	}
+	done := migrating(ctx, s.path, have, len(sqliteMigrations))
 	for v := have; v < len(sqliteMigrations); v++ {
 		if _, err := tx.ExecContext(ctx, sqliteMigrations[v]); err != nil {
 			return s.fail(fmt.Sprintf("migration %d", v+1), err)
@@ -122,6 +123,7 @@ func (s *sqliteStore) migrate(ctx context.Context) error {
 	if err := tx.Commit(); err != nil {
 		return s.fail("migrate", err)
 	}
+	done()
 	return nil
 }
 
