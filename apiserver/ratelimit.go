@@ -175,7 +175,7 @@ func logHeldBack(r store.SignInRecord, wait time.Duration, what, addr string) {
 // drains fast, and only that address waits on it. An error is the
 // request's context ending while it waited (the client went away).
 func (l *loginLimiter) inTurn(ctx context.Context, addr string) (func(), error) {
-	_, key := limitKeys("", addr)
+	key := limitKey(addressBucket(addr))
 	l.mu.Lock()
 	if l.turns == nil {
 		l.turns = map[string]*turn{}

@@ -478,7 +478,7 @@ func (e *runnerEvents) awaitLaunch(ctx context.Context, task *bastionv1.Task) *b
 	var launched *bastionv1.Task
 	_ = cachewait.Poll(ctx, launchWait, func(ctx context.Context) (bool, error) {
 		current := &bastionv1.Task{}
-		if err := e.client.Get(ctx, client.ObjectKeyFromObject(task), current); err != nil || current.UID != task.UID {
+		if err := e.client.Get(ctx, clientKey(task), current); err != nil || current.UID != task.UID {
 			return true, nil // gone, or another task's name now: the write below finds out
 		}
 		if current.Status.Run != nil {
