@@ -35,14 +35,17 @@ const leaseName = "bastion-manager.automation.bastion.dev"
 // A standby reads the Lease every RetryPeriod plus up to 120% jitter
 // (client-go), so it may see the last renewal up to 2.2 × RetryPeriod
 // late, and try again up to 2.2 × RetryPeriod after the lease expired:
-// LeaseDuration + 4.4 × RetryPeriod = 10 + 4.4 = 14.4 s at worst (about 11
-// s on average). controller-runtime's 15 s / 10 s / 2 s would give up to
-// 23.8 s.
+// LeaseDuration + 4.4 × RetryPeriod = 10 + 3.3 = 13.3 s at worst (about
+// 10.8 s on average). A RetryPeriod of 1 s gave 14.4 s, too close to the
+// 15 s promise for a busy node, whose timers fire late (the HA failover
+// test measured 14.4 s once); the shorter period costs a Lease write and
+// a read per replica a third more often, a few requests a second.
+// controller-runtime's 15 s / 10 s / 2 s would give up to 23.8 s.
 //
 // The leader must stop before anyone can take over: it gives up at its
-// last renewal + RetryPeriod + RenewDeadline (8 s), a standby takes over
-// no sooner than LeaseDuration (10 s) after it: 2 s for the old process
-// to exit. check refuses settings without that margin.
+// last renewal + RetryPeriod + RenewDeadline (7.75 s), a standby takes
+// over no sooner than LeaseDuration (10 s) after it: 2.25 s for the old
+// process to exit. check refuses settings without a margin.
 //
 // RenewDeadline is what an apiserver hiccup may last before the leader
 // gives up, exits and is restarted by its Deployment while a standby
@@ -53,7 +56,7 @@ type leaderElection struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 }
 
-var defaultLeaderElection = leaderElection{LeaseDuration: 10 * time.Second, RenewDeadline: 7 * time.Second, RetryPeriod: time.Second}
+var defaultLeaderElection = leaderElection{LeaseDuration: 10 * time.Second, RenewDeadline: 7 * time.Second, RetryPeriod: 750 * time.Millisecond}
 
 func (le *leaderElection) register(fs *flag.FlagSet) {
 	*le = defaultLeaderElection

@@ -29,12 +29,18 @@ func TestManagerFlags_leaderElectionDefaultsAndRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.LeaderElection != defaultLeaderElection || defaultLeaderElection != (leaderElection{10 * time.Second, 7 * time.Second, time.Second}) {
+	if opts.LeaderElection != defaultLeaderElection || defaultLeaderElection != (leaderElection{10 * time.Second, 7 * time.Second, 750 * time.Millisecond}) {
 		t.Fatalf("defaults %+v", opts.LeaderElection)
 	}
-	// The worst takeover after a SIGKILL (see leaderElection) is within 15 s.
-	if worst := opts.LeaderElection.LeaseDuration + opts.LeaderElection.RetryPeriod*44/10; worst > 15*time.Second {
+	// The worst takeover after a SIGKILL (see leaderElection) is within 15 s,
+	// with 1.5 s to spare for a busy node's late timers; and the leader
+	// gives up at least 2 s before a standby may take over.
+	le := opts.LeaderElection
+	if worst := le.LeaseDuration + le.RetryPeriod*44/10; worst > 15*time.Second-1500*time.Millisecond {
 		t.Fatalf("worst-case takeover %s", worst)
+	}
+	if margin := le.LeaseDuration - (le.RetryPeriod + le.RenewDeadline); margin < 2*time.Second {
+		t.Fatalf("the leader gives up %s before a standby may take over", margin)
 	}
 	opts, _, err = parseManagerFlags([]string{"--leader-elect", "--leader-elect-lease-duration", "20s",
 		"--leader-elect-renew-deadline", "12s", "--leader-elect-retry-period", "3s"}, io.Discard)

@@ -33,7 +33,7 @@ import (
 // schedule fires once for its first minute (the one the dead leader
 // claimed) and once for the next (the new leader's), never twice.
 func TestHAFailover_leaderKilledDuringTwentyTasksAndAScheduleLosesNothingAndRunsNothingTwice(t *testing.T) {
-	// Not t.Parallel: the worst takeover by design is 14.4 s against the
+	// Not t.Parallel: the worst takeover by design is 13.3 s against the
 	// 15 s bound (internal/cmd/leader.go), too little margin to share the
 	// machine with the other tests of this package.
 	const tasks, bursts = 20, 200 // 1,000 lines of 40 s or more per task
