@@ -326,6 +326,12 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	options.Client = controllers.ClientOptions()
 	options.Metrics = metricsserver.Options{BindAddress: opts.MetricsAddr}
 	options.HealthProbeBindAddress = opts.ProbeAddr
+	// Before the manager, which binds the probe address: a migration, which
+	// may take minutes and says so in the log, answers the probes itself.
+	opened, err := openStore(ctrl.LoggerInto(context.Background(), ctrl.Log.WithName("store")), opts.StoreDSN, opts.ProbeAddr)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(cfg, options)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
@@ -334,11 +340,6 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 		if err := mgr.Add(elected{lease}); err != nil {
 			return nil, err
 		}
-	}
-	// Its migration, if any, says so in the log (it may take minutes).
-	opened, err := store.Open(ctrl.LoggerInto(context.Background(), ctrl.Log.WithName("store")), opts.StoreDSN)
-	if err != nil {
-		return nil, fmt.Errorf("opening the output store: %w", err)
 	}
 	output := metrics.InstrumentStore(store.Bounded(opened, storeCallLimit))
 	if err := metrics.RegisterTaskCollector(mgr.GetCache()); err != nil {

@@ -498,7 +498,7 @@ func openMigrating(t *testing.T, dsn string, from, to int) Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	want := []string{
-		`"msg"="migrating the store's schema; the manager serves once it is done"`,
+		`"msg"="migrating the store's schema; the manager serves once it is done (its probes meanwhile: alive, not ready)"`,
 		fmt.Sprintf(`"from"=%d "to"=%d`, from, to),
 		`"msg"="migrated the store's schema"`,
 	}

@@ -33,9 +33,10 @@ type postgresStore struct {
 	tail     recentLines
 }
 
-// migrationLock is the advisory lock that serialises migrations when
-// several replicas open the same database at once.
-const migrationLock = 0x62617374696f6e // "bastion"
+// MigrationLock is the advisory lock (pg_advisory_xact_lock) that
+// serialises migrations when several replicas open the same database at
+// once; pg_locks shows who holds it.
+const MigrationLock = 0x62617374696f6e // "bastion"
 
 func openPostgres(ctx context.Context, dsn string) (Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
@@ -58,7 +59,7 @@ func openPostgres(ctx context.Context, dsn string) (Store, error) {
 func (s *postgresStore) migrate(ctx context.Context) error {
 	migrated := func() {}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(MigrationLock)); err != nil {
 			return s.fail("migrate: lock", err)
 		}
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {

@@ -273,12 +273,12 @@ func checkSchemaVersion(have, known int) error {
 
 // migrating logs that the store's schema goes from version from to to,
 // and returns what logs that it is done: a migration runs before the
-// manager serves anything, its probes included, and converting a large
-// store (the lines into chunks, version 8) takes minutes, which the log
-// would otherwise leave unexplained.
+// manager serves anything but its probes (alive, not ready), and
+// converting a large store (the lines into chunks, version 8) takes
+// minutes, which the log would otherwise leave unexplained.
 func migrating(ctx context.Context, store string, from, to int) (done func()) {
 	log := logr.FromContextOrDiscard(ctx)
-	log.Info("migrating the store's schema; the manager serves once it is done", "store", store, "from", from, "to", to)
+	log.Info("migrating the store's schema; the manager serves once it is done (its probes meanwhile: alive, not ready)", "store", store, "from", from, "to", to)
 	start := time.Now()
 	return func() {
 		log.Info("migrated the store's schema", "store", store, "version", to, "took", time.Since(start).Round(time.Millisecond).String())

@@ -247,6 +247,13 @@ func (m *managerProc) logPath(n int) string {
 // start starts the manager and waits until its API answers.
 func (m *managerProc) start() {
 	m.t.Helper()
+	m.spawn()
+	m.waitAPI()
+}
+
+// spawn starts the manager's process, its output in the next log.
+func (m *managerProc) spawn() {
+	m.t.Helper()
 	m.starts++
 	log, err := os.Create(m.logPath(m.starts))
 	if err != nil {
@@ -262,11 +269,16 @@ func (m *managerProc) start() {
 	done, cmd := make(chan struct{}), m.cmd
 	m.done = done
 	go func() { _ = cmd.Wait(); close(done) }()
+}
 
+// waitAPI waits until the manager's API answers; its process must not end
+// meanwhile.
+func (m *managerProc) waitAPI() {
+	m.t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		select {
-		case <-done:
+		case <-m.done:
 			data, _ := os.ReadFile(m.logPath(m.starts))
 			m.t.Fatalf("manager #%d exited at start:\n%s", m.starts, tail(string(data), 30))
 		default:
