@@ -1,11 +1,13 @@
 # Bastion's images, one Dockerfile with a target per image (make docker-build):
 #   manager          the `bastion` binary with the console embedded
-#   runner-ansible   bastion + python, ansible-core, git, openssh-client
-#   runner-terraform bastion + terraform, git, openssh-client
-#   runner-bash      bastion + bash, git, openssh-client, curl, jq
+#   runner-ansible   bastion-runner + python, ansible-core, git, openssh-client
+#   runner-terraform bastion-runner + terraform, git, openssh-client
+#   runner-bash      bastion-runner + bash, git, openssh-client, curl, jq
 # Every image runs as the unprivileged user 65532, the uid the Jobs and the
-# Helm chart's security contexts ask for. Runner images have `bastion` as
-# their entrypoint: a Job passes `runner --input … --secrets … --work …`.
+# Helm chart's security contexts ask for. Runner images have bastion-runner
+# (`bastion runner` alone, without the manager's code) as their entrypoint:
+# a Job passes `runner --input … --secrets … --work …`, which bastion-runner
+# and bastion both take.
 
 ARG GO_VERSION=1.26.8
 ARG DEBIAN=bookworm
@@ -18,7 +20,8 @@ RUN npm ci --no-audit --no-fund
 COPY console/ ./
 RUN npm run build
 
-# --- the bastion binary (static, no cgo: SQLite is modernc.org/sqlite) ---
+# --- the bastion and bastion-runner binaries (static, no cgo: SQLite is
+# modernc.org/sqlite) ---
 FROM golang:${GO_VERSION}-${DEBIAN} AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -28,7 +31,10 @@ COPY --from=console /src/console/dist console/dist
 ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath \
       -ldflags "-s -w -X github.com/bastion-dev/bastion/internal/version.Version=${VERSION}" \
-      -o /out/bastion .
+      -o /out/bastion . \
+ && CGO_ENABLED=0 go build -trimpath \
+      -ldflags "-s -w -X github.com/bastion-dev/bastion/internal/version.Version=${VERSION}" \
+      -o /out/bastion-runner ./internal/cmd/bastion-runner
 
 # --- terraform, built from its Go module like `make terraform` (1.5.7 is
 # the last MPL-licensed release; override TERRAFORM_VERSION for another) ---
@@ -51,9 +57,9 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 65532 runner \
  && useradd --uid 65532 --gid 65532 --home-dir /bastion/work/home --no-create-home --shell /usr/sbin/nologin runner
-COPY --from=build /out/bastion /usr/local/bin/bastion
+COPY --from=build /out/bastion-runner /usr/local/bin/bastion-runner
 WORKDIR /bastion/work
-ENTRYPOINT ["/usr/local/bin/bastion"]
+ENTRYPOINT ["/usr/local/bin/bastion-runner"]
 CMD ["runner"]
 
 FROM runner-base AS runner-ansible

@@ -4,8 +4,9 @@
 #   manager           /bastion, user 65532, entrypoint /bastion, cmd manager
 #   runner-<app>      Debian bookworm (debootstrap --variant=minbase) with
 #                     ca-certificates, git, openssh-client, the app's tools,
-#                     /usr/local/bin/bastion, user runner 65532, workdir
-#                     /bastion/work, entrypoint bastion, cmd runner
+#                     /usr/local/bin/bastion-runner, user runner 65532,
+#                     workdir /bastion/work, entrypoint bastion-runner,
+#                     cmd runner
 #   pause             registry.k8s.io/pause, compiled from the
 #                     k8s.io/kubernetes module's pause.c (the cluster's
 #                     sandbox image; there is no registry to pull it from)
@@ -16,6 +17,8 @@
 #
 # Usage: hack/images/build.sh OUT_DIR BASTION_BIN TERRAFORM_BIN REGISTRY TAG [IMAGE...]
 #   IMAGE: pause manager runner-ansible runner-terraform runner-bash (default all)
+#   The runner images take the bastion-runner built beside BASTION_BIN
+#   (`make build` makes both), or $RUNNER_BIN.
 set -euo pipefail
 
 out=${1:?output directory}
@@ -46,7 +49,8 @@ ociimage="$stage/ociimage"
 log() { echo "[$(date +%H:%M:%S)] $*"; }
 
 # debian_rootfs DIR PACKAGES: a minbase Debian with PACKAGES, the runner's
-# user and /usr/local/bin/bastion.
+# user and /usr/local/bin/bastion-runner (the runner alone: a fifth of
+# bastion's size, and none of the manager's code in a task's pod).
 debian_rootfs() {
   local dir=$1 pkgs=$2
   debian_base "$dir" "$pkgs"
@@ -55,7 +59,7 @@ debian_rootfs() {
   echo "runner:x:65532:" >>"$dir/etc/group"
   echo "runner:x:65532:65532::/bastion/work/home:/usr/sbin/nologin" >>"$dir/etc/passwd"
   echo "runner:!:20000:0:99999:7:::" >>"$dir/etc/shadow"
-  install -m 0755 "$bastion" "$dir/usr/local/bin/bastion"
+  install -m 0755 "$runner_bin" "$dir/usr/local/bin/bastion-runner"
   install -d -m 0755 "$dir/bastion/work"
 }
 
@@ -110,14 +114,17 @@ write() {
   log "wrote $out/$name.tar ($(du -h "$out/$name.tar" | cut -f1))"
 }
 
+runner_bin=${RUNNER_BIN:-$(dirname "$bastion")/bastion-runner}
+
 runner() {
   local app=$1 pkgs=$2 dir="$stage/runner-$1"
+  [[ -x $runner_bin ]] || { echo "no bastion-runner at $runner_bin (make build makes it beside bastion)" >&2; exit 1; }
   debian_rootfs "$dir" "ca-certificates,git,openssh-client${pkgs:+,$pkgs}"
   if [[ $app == terraform ]]; then
     install -m 0755 "$terraform" "$dir/usr/local/bin/terraform"
   fi
   write "runner-$app" "$dir" -name "$registry/bastion-runner-$app:$tag" \
-    -user 65532:65532 -workdir /bastion/work -entrypoint /usr/local/bin/bastion -cmd runner
+    -user 65532:65532 -workdir /bastion/work -entrypoint /usr/local/bin/bastion-runner -cmd runner
 }
 
 for img in "${images[@]}"; do

@@ -25,7 +25,15 @@ import (
 // Main is the bastion-runner binary: the flags of `bastion runner`, or
 // "version", which the manager asks before it starts runs with it
 // (version.RunnerProbe: a copy of bastion would not answer the same).
+//
+// A leading "runner" is the command's own name, as `bastion` takes it: a
+// Job passes `runner --input …` to its image's entrypoint
+// (controllers/launch), which is bastion-runner in Bastion's runner images
+// and may be bastion in a project's own image made before them.
 func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "runner" {
+		args = args[1:]
+	}
 	if len(args) == 1 && args[0] == "version" {
 		fmt.Fprintln(stdout, version.RunnerProbe())
 		return 0

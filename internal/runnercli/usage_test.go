@@ -2,6 +2,7 @@ package runnercli
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -20,5 +21,24 @@ func TestRunner_usageAndErrorsNameTheCommandAsTyped(t *testing.T) {
 	errs.Reset()
 	if err := Run([]string{"-h"}, &out, &errs); err == nil || !strings.HasPrefix(errs.String(), "Usage of bastion runner:") {
 		t.Errorf("bastion runner -h = %v, %q", err, errs.String())
+	}
+}
+
+// A Job's arguments start with the command's name, `runner`, which
+// bastion needs and bastion-runner takes as its own: the runner images'
+// entrypoint is bastion-runner, a project's own image may have bastion.
+// (Unstripped, "runner" would end the flags, and the runner would refuse
+// to start for want of --input and --work.)
+func TestRunner_takesTheJobsArgumentsAsBastionDoes(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"runner", "--input", filepath.Join(dir, "missing"), "--work", dir},
+		{"--input", filepath.Join(dir, "missing"), "--work", dir},
+	} {
+		var out, errs bytes.Buffer
+		code := Main(args, &out, &errs)
+		if code != 1 || !strings.Contains(errs.String(), "missing") || strings.Contains(errs.String(), "required") {
+			t.Errorf("bastion-runner %q = %d, %q; want it to run and fail on the missing input", args, code, errs.String())
+		}
 	}
 }
