@@ -114,11 +114,8 @@ write() {
   log "wrote $out/$name.tar ($(du -h "$out/$name.tar" | cut -f1))"
 }
 
-runner_bin=${RUNNER_BIN:-$(dirname "$bastion")/bastion-runner}
-
 runner() {
   local app=$1 pkgs=$2 dir="$stage/runner-$1"
-  [[ -x $runner_bin ]] || { echo "no bastion-runner at $runner_bin (make build makes it beside bastion)" >&2; exit 1; }
   debian_rootfs "$dir" "ca-certificates,git,openssh-client${pkgs:+,$pkgs}"
   if [[ $app == terraform ]]; then
     install -m 0755 "$terraform" "$dir/usr/local/bin/terraform"
@@ -126,6 +123,19 @@ runner() {
   write "runner-$app" "$dir" -name "$registry/bastion-runner-$app:$tag" \
     -user 65532:65532 -workdir /bastion/work -entrypoint /usr/local/bin/bastion-runner -cmd runner
 }
+
+# The runner images carry bastion-runner, which must be the runner of the
+# bastion given (both from one `make build`), checked before any image is
+# written.
+runner_bin=${RUNNER_BIN:-$(dirname "$bastion")/bastion-runner}
+for img in "${images[@]}"; do
+  [[ $img == runner-* ]] || continue
+  [[ -x $runner_bin ]] || { echo "no bastion-runner at $runner_bin (make build makes it beside bastion)" >&2; exit 1; }
+  want="bastion-runner $("$bastion" version) "
+  got=$("$runner_bin" version)
+  [[ $got == "$want"* ]] || { echo "$runner_bin answers \"$got\", not the version of $bastion (\"${want% }\"): build both with make build" >&2; exit 1; }
+  break
+done
 
 for img in "${images[@]}"; do
   case $img in

@@ -37,9 +37,9 @@ const leaseName = "bastion-manager.automation.bastion.dev"
 // late, and try again up to 2.2 × RetryPeriod after the lease expired:
 // LeaseDuration + 4.4 × RetryPeriod = 10 + 3.3 = 13.3 s at worst (about
 // 10.8 s on average). A RetryPeriod of 1 s gave 14.4 s, too close to the
-// 15 s promise for a busy node, whose timers fire late (the HA failover
-// test measured 14.4 s once); the shorter period costs a Lease write and
-// a read per replica a third more often, a few requests a second.
+// 15 s promise for a busy node, whose timers fire late; the shorter period
+// costs a Lease write and a read per replica a third more often, a few
+// requests a second.
 // controller-runtime's 15 s / 10 s / 2 s would give up to 23.8 s.
 //
 // The leader must stop before anyone can take over: it gives up at its

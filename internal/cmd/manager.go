@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -55,7 +54,10 @@ type managerOptions struct {
 	TrustedProxies []netip.Prefix
 	MetricsAddr    string // "0" disables
 	ProbeAddr      string // "0" disables
-	LeaderElect    bool
+	// Probes answers on ProbeAddr, bound by the command before the store
+	// opens (nil: none).
+	Probes      *probes
+	LeaderElect bool
 	// LeaderElection times the Lease of --leader-elect (leader.go).
 	LeaderElection leaderElection
 	Namespace      string // the manager's own namespace (user password Secrets)
@@ -151,6 +153,12 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// From now until the process ends, whatever the manager does.
+	if opts.Probes, err = serveProbes(opts.ProbeAddr); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer opts.Probes.Close()
 	if opts.DemoRepo, err = listenDemoRepo(demoRepoListen); err != nil {
 		_ = ln.Close()
 		return err
@@ -307,7 +315,7 @@ func unwrapSyscall(err error) error {
 
 // newManager builds the controller-runtime manager with every reconciler
 // and the HTTP server on ln.
-func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Manager, error) {
+func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (_ ctrl.Manager, err error) {
 	if cfg.QPS == 0 {
 		// A config that did not come from ctrl.GetConfig (the embedded
 		// control plane's) would fall back to client-go's 5 requests per
@@ -325,13 +333,20 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	// whole: a cache would hold every Secret of the cluster in memory.
 	options.Client = controllers.ClientOptions()
 	options.Metrics = metricsserver.Options{BindAddress: opts.MetricsAddr}
-	options.HealthProbeBindAddress = opts.ProbeAddr
-	// Before the manager, which binds the probe address: a migration, which
-	// may take minutes and says so in the log, answers the probes itself.
-	opened, err := openStore(ctrl.LoggerInto(context.Background(), ctrl.Log.WithName("store")), opts.StoreDSN, opts.ProbeAddr)
+	// The probes are opts.Probes, which answer from before the store opens.
+	options.HealthProbeBindAddress = "0"
+	// A migration may take minutes; it says so in the log, and the probes
+	// say alive, not ready.
+	opened, err := store.Open(ctrl.LoggerInto(context.Background(), ctrl.Log.WithName("store")), opts.StoreDSN)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("opening the output store: %w", err)
 	}
+	defer func() {
+		if err != nil {
+			opened.Close() // the manager that would have closed it is not made
+		}
+	}()
+	opts.Probes.set(whyStarting)
 	mgr, err := ctrl.NewManager(cfg, options)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
@@ -426,11 +441,8 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (ctrl.Ma
 	if err := controllers.Setup(mgr, ctrlOpts); err != nil {
 		return nil, err
 	}
-	if opts.ProbeAddr != "0" {
-		if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-			return nil, err
-		}
-		if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	if opts.Probes != nil {
+		if err = mgr.Add(opts.Probes.readiness()); err != nil {
 			return nil, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/go-logr/logr"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -59,8 +60,17 @@ func openPostgres(ctx context.Context, dsn string) (Store, error) {
 func (s *postgresStore) migrate(ctx context.Context) error {
 	migrated := func() {}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(MigrationLock)); err != nil {
+		// Another replica's migration holds the lock for as long as it
+		// takes: the log says why this one waits.
+		var free bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, int64(MigrationLock)).Scan(&free); err != nil {
 			return s.fail("migrate: lock", err)
+		}
+		if !free {
+			logr.FromContextOrDiscard(ctx).Info("waiting for another replica's migration of the store's schema (PostgreSQL's migration lock; pg_locks shows who holds it)", "store", s.name)
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(MigrationLock)); err != nil {
+				return s.fail("migrate: lock", err)
+			}
 		}
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
 			return s.fail("create schema_version", err)

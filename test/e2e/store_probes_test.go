@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -21,7 +22,9 @@ import (
 // and not ready (so the Service sends it nothing). Before, nothing
 // answered until the store was open, and a migration longer than the
 // chart's startup allowance was restarted, rolled back and started over,
-// for ever (docs/install.md, "Upgrades").
+// for ever (docs/install.md, "Upgrades"). The manager now binds the probe
+// address before anything else and keeps it: once it serves, /readyz
+// says ready on the same address.
 //
 // Here another replica's migration is a PostgreSQL session that holds the
 // migration lock; the manager under test waits for it as it would.
@@ -68,6 +71,13 @@ func TestManager_answersItsProbesAliveAndNotReadyUntilItsStoreIsOpen(t *testing.
 	eventually(t, 60*time.Second, "the probes answer while the store waits for the migration", func() error {
 		if code, body, err := get("/healthz"); err != nil || code != http.StatusOK {
 			return fmt.Errorf("/healthz: %d %q %v", code, body, err)
+		}
+		return nil
+	})
+	eventually(t, 30*time.Second, "the log saying why the manager waits", func() error {
+		data, _ := os.ReadFile(m.logPath(m.starts))
+		if !strings.Contains(string(data), "waiting for another replica's migration of the store's schema") {
+			return fmt.Errorf("not in the log yet")
 		}
 		return nil
 	})

@@ -1,0 +1,133 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// probes serves the manager's health probes, /healthz and /readyz, for
+// the whole life of the process, from before its store opens.
+//
+// controller-runtime's manager serves probes only once it starts, after
+// the store has opened, and opening may migrate the store's schema for
+// minutes (the move to chunks copies every stored line) or wait for
+// another replica's migration (PostgreSQL's migration lock). A kubelet
+// finding no answer meanwhile restarted the replica, past the startup
+// probe's allowance, in the middle of its migration, which then rolled
+// back and started over. So the manager binds the probe address itself,
+// at once, and keeps it:
+//
+//   - /healthz answers 200 from the start: the process is alive, whether
+//     it migrates, starts its controllers or serves. Only a start that
+//     hangs after the store opened (an apiserver that never answers the
+//     caches' lists) fails it, past startLimit, so that the kubelet
+//     restarts the replica as its startup probe did before. A migration
+//     is never cut short: the log says what it does, or what it waits for;
+//   - /readyz answers 503 with the reason until the manager's runnables
+//     have started (its caches synced), 200 while it serves, and 503 again
+//     once it stops: the Service sends a replica nothing it cannot serve.
+type probes struct {
+	srv    *http.Server
+	served chan struct{}
+	// notReady is why /readyz answers 503; empty: ready.
+	notReady atomic.Pointer[string]
+	// starting is when the manager began to start (whyStarting), in Unix
+	// nanoseconds; startLimit how long that may take.
+	starting   atomic.Int64
+	startLimit atomic.Int64 // a time.Duration
+}
+
+// startLimit is how long a replica may take to start its controllers and
+// sync its caches once its store is open: seconds as a rule, and
+// controller-runtime gives up a cache sync after two minutes.
+const startLimit = 5 * time.Minute
+
+// Why a replica is not ready, in /readyz's answer.
+const (
+	whyOpening  = "the output store is opening (its schema may be migrating; see the log)"
+	whyStarting = "the manager is starting"
+	whyStopping = "the manager is stopping"
+)
+
+// serveProbes binds addr and answers the probes on it; "0" or "": none
+// (nil, which every method takes).
+func serveProbes(addr string) (*probes, error) {
+	if addr == "0" || addr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on %s for the health probes: %w (choose another with --health-probe-bind-address)", addr, unwrapSyscall(err))
+	}
+	p := &probes{served: make(chan struct{})}
+	p.startLimit.Store(int64(startLimit))
+	p.set(whyOpening)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if since := p.startingFor(); since > time.Duration(p.startLimit.Load()) {
+			http.Error(w, fmt.Sprintf("the manager has been starting for %s since its store opened", since.Round(time.Second)), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if why := *p.notReady.Load(); why != "" {
+			http.Error(w, why, http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	// As controller-runtime's probe server: the address is open to the
+	// kubelet and so, as a rule, to the pod network.
+	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 90 * time.Second, MaxHeaderBytes: 1 << 16}
+	go func() {
+		defer close(p.served)
+		_ = p.srv.Serve(ln) // http.ErrServerClosed once closed
+	}()
+	return p, nil
+}
+
+func (p *probes) set(why string) {
+	if p == nil {
+		return
+	}
+	if why == whyStarting {
+		p.starting.Store(time.Now().UnixNano())
+	} else {
+		p.starting.Store(0)
+	}
+	p.notReady.Store(&why)
+}
+
+// startingFor is how long the manager has been starting; 0 when it is not.
+func (p *probes) startingFor() time.Duration {
+	if at := p.starting.Load(); at != 0 {
+		return time.Since(time.Unix(0, at))
+	}
+	return 0
+}
+
+// readiness is the runnable that makes the replica ready once the manager
+// has started its runnables (on every replica, not only the leader: each
+// serves the API), and not ready once it stops.
+func (p *probes) readiness() onEveryReplica {
+	return func(ctx context.Context) error {
+		p.set("")
+		<-ctx.Done()
+		p.set(whyStopping)
+		return nil
+	}
+}
+
+// Close stops answering and releases the address.
+func (p *probes) Close() {
+	if p == nil {
+		return
+	}
+	_ = p.srv.Close()
+	<-p.served
+}
