@@ -24,7 +24,7 @@ import (
 //   - /healthz answers 200 from the start: the process is alive, whether
 //     it migrates, starts its controllers or serves. Only a start that
 //     hangs after the store opened (an apiserver that never answers the
-//     caches' lists) fails it, past startLimit, so that the kubelet
+//     caches' lists) fails it, past startAllowance, so that the kubelet
 //     restarts the replica as its startup probe did before. A migration
 //     is never cut short: the log says what it does, or what it waits for;
 //   - /readyz answers 503 with the reason until the manager's runnables
@@ -41,10 +41,10 @@ type probes struct {
 	startLimit atomic.Int64 // a time.Duration
 }
 
-// startLimit is how long a replica may take to start its controllers and
+// startAllowance is how long a replica may take to start its controllers and
 // sync its caches once its store is open: seconds as a rule, and
 // controller-runtime gives up a cache sync after two minutes.
-const startLimit = 5 * time.Minute
+const startAllowance = 5 * time.Minute
 
 // Why a replica is not ready, in /readyz's answer.
 const (
@@ -64,7 +64,7 @@ func serveProbes(addr string) (*probes, error) {
 		return nil, fmt.Errorf("cannot listen on %s for the health probes: %w (choose another with --health-probe-bind-address)", addr, unwrapSyscall(err))
 	}
 	p := &probes{served: make(chan struct{})}
-	p.startLimit.Store(int64(startLimit))
+	p.startLimit.Store(int64(startAllowance))
 	p.set(whyOpening)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -52,7 +52,7 @@ func TestProbes_aliveThroughoutReadyOnlyWhileServing(t *testing.T) {
 	if code, body := get("/healthz"); code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "the manager has been starting for") {
 		t.Errorf("a start past its limit: /healthz %d %q, want 503", code, body)
 	}
-	p.startLimit.Store(int64(startLimit))
+	p.startLimit.Store(int64(startAllowance))
 
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error)
