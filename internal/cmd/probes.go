@@ -28,22 +28,28 @@ import (
 //     restarts the replica as its startup probe did before. A migration
 //     is never cut short: the log says what it does, or what it waits for;
 //   - /readyz answers 503 with the reason until the manager's runnables
-//     have started (its caches synced), 200 while it serves, and 503 again
-//     once it stops: the Service sends a replica nothing it cannot serve.
+//     have started (its caches synced), so that the Service sends a replica
+//     nothing before it can serve; 200 while it serves; 503 again once it
+//     stops (the API closes at the same moment: a request that meets it
+//     fails, and runners and the console try again, on another replica).
 type probes struct {
 	srv    *http.Server
 	served chan struct{}
 	// notReady is why /readyz answers 503; empty: ready.
 	notReady atomic.Pointer[string]
-	// starting is when the manager began to start (whyStarting), in Unix
-	// nanoseconds; startLimit how long that may take.
-	starting   atomic.Int64
+	// starting is when the manager began to start (whyStarting), with the
+	// monotonic clock's reading (a wall clock set forward while a replica
+	// starts must not kill it); nil when it is not starting. startLimit is
+	// how long that may take.
+	starting   atomic.Pointer[time.Time]
 	startLimit atomic.Int64 // a time.Duration
 }
 
-// startAllowance is how long a replica may take to start its controllers and
-// sync its caches once its store is open: seconds as a rule, and
-// controller-runtime gives up a cache sync after two minutes.
+// startAllowance is how long a replica may take, once its store is open,
+// to make its manager and sync its caches: seconds as a rule. The sync of
+// the manager's caches, which holds /readyz back, has no timeout of its
+// own (the controllers' two-minute CacheSyncTimeout runs later, on the
+// leader).
 const startAllowance = 5 * time.Minute
 
 // Why a replica is not ready, in /readyz's answer.
@@ -96,17 +102,18 @@ func (p *probes) set(why string) {
 		return
 	}
 	if why == whyStarting {
-		p.starting.Store(time.Now().UnixNano())
+		now := time.Now()
+		p.starting.Store(&now)
 	} else {
-		p.starting.Store(0)
+		p.starting.Store(nil)
 	}
 	p.notReady.Store(&why)
 }
 
 // startingFor is how long the manager has been starting; 0 when it is not.
 func (p *probes) startingFor() time.Duration {
-	if at := p.starting.Load(); at != 0 {
-		return time.Since(time.Unix(0, at))
+	if at := p.starting.Load(); at != nil {
+		return time.Since(*at)
 	}
 	return 0
 }

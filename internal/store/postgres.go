@@ -67,7 +67,15 @@ func (s *postgresStore) migrate(ctx context.Context) error {
 			return s.fail("migrate: lock", err)
 		}
 		if !free {
-			logr.FromContextOrDiscard(ctx).Info("waiting for another replica's migration of the store's schema (PostgreSQL's migration lock; pg_locks shows who holds it)", "store", s.name)
+			// Who holds it, for an operator who finds the holder dead
+			// (pg_terminate_backend). A bigint advisory key is split in
+			// pg_locks: its high half in classid, its low half in objid.
+			var holder int64
+			_ = tx.QueryRow(ctx, `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+				AND classid::bigint = $1 AND objid::bigint = $2 LIMIT 1`,
+				int64(MigrationLock)>>32, int64(MigrationLock)&0xffffffff).Scan(&holder)
+			logr.FromContextOrDiscard(ctx).Info("waiting for another replica's migration of the store's schema (PostgreSQL's migration lock)",
+				"store", s.name, "holderPID", holder)
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(MigrationLock)); err != nil {
 				return s.fail("migrate: lock", err)
 			}

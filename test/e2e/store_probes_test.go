@@ -74,10 +74,18 @@ func TestManager_answersItsProbesAliveAndNotReadyUntilItsStoreIsOpen(t *testing.
 		}
 		return nil
 	})
-	eventually(t, 30*time.Second, "the log saying why the manager waits", func() error {
+	var holder uint32
+	if err := conn.QueryRow(t.Context(), `SELECT pg_backend_pid()`).Scan(&holder); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the log saying why the manager waits, and for whom", func() error {
 		data, _ := os.ReadFile(m.logPath(m.starts))
-		if !strings.Contains(string(data), "waiting for another replica's migration of the store's schema") {
+		log := string(data)
+		if !strings.Contains(log, "waiting for another replica's migration of the store's schema") {
 			return fmt.Errorf("not in the log yet")
+		}
+		if want := fmt.Sprintf(`"holderPID":%d`, holder); !strings.Contains(log, want) {
+			return fmt.Errorf("the log does not name the holder (%s):\n%s", want, tail(log, 5))
 		}
 		return nil
 	})
@@ -95,21 +103,32 @@ func TestManager_answersItsProbesAliveAndNotReadyUntilItsStoreIsOpen(t *testing.
 	}
 
 	// The other migration ends: this replica opens its store (and
-	// migrates it, the database being empty), then serves, and its own
-	// probes answer ready on the same address.
+	// migrates it, the database being empty), starts, and becomes ready.
+	// The probes answer throughout, on the same address: not one look
+	// meets a closed port or a /healthz that is not 200.
 	if err := migration.Rollback(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	m.waitAPI()
-	eventually(t, 30*time.Second, "the manager's own probes, ready", func() error {
-		if code, body, err := get("/readyz"); err != nil || code != http.StatusOK {
-			return fmt.Errorf("/readyz: %d %q %v", code, body, err)
+	deadline := time.Now().Add(90 * time.Second)
+	looks := 0
+	for ; ; looks++ {
+		if code, body, err := get("/healthz"); err != nil || code != http.StatusOK {
+			t.Fatalf("/healthz while the manager migrates and starts (look %d): %d %q %v", looks, code, body, err)
 		}
-		return nil
-	})
-	if code, body, err := get("/healthz"); err != nil || code != http.StatusOK {
-		t.Fatalf("/healthz once serving: %d %q %v", code, body, err)
+		code, body, err := get("/readyz")
+		if err != nil {
+			t.Fatalf("/readyz while the manager migrates and starts (look %d): %v", looks, err)
+		}
+		if code == http.StatusOK {
+			break
+		}
+		if code != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("/readyz: %d %q after %d looks, want 503 until ready, then 200", code, body, looks)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
+	t.Logf("ready after %d looks at the probes, every one answered", looks)
+	m.waitAPI()
 }
 
 // setFlag sets the value that follows flag in args, which must hold it.
