@@ -124,3 +124,73 @@ func TestWebhook_aGitHubDeliveryWhoseCreateGotNoAnswerRunsAtMostOnce(t *testing.
 		t.Fatalf("%d tasks after the redelivery of the refused delivery, want %d", tasks(), want)
 	}
 }
+
+// Any sender, whatever the integration's auth method, that sends an
+// Idempotency-Key (GitLab keeps one across its retries of an event) gets
+// what a GitHub delivery gets: a retry of a request whose create got no
+// answer (503, the task may have started) is answered replay and runs
+// nothing, as is any repeat of a key that ran; a request whose create
+// was refused gives its claim back. Requests without the key are not
+// remembered: each runs.
+func TestWebhook_anIdempotencyKeyRunsOnceWhateverTheAuthMethod(t *testing.T) {
+	e := startEnv(t)
+	f := newHookFixture(t, e)
+	name, hook := f.integration(t, map[string]any{"name": "Keyed", "auth_method": "token", "auth_secret_id": f.keyID, "auth_header": "X-Token"}, nil, nil)
+	faults := &taskCreates{}
+	srv := e.serve(t, func(_ string, o *apiserver.Options) { faults.Client = o.Client; o.Client = faults })
+	u, err := url.Parse(hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook = srv + u.Path
+	tasks := func() int { return len(e.tasksOf(t, f.ns, name)) }
+	send := func(key string) (int, string) {
+		header := map[string]string{"X-Token": webhookCanary}
+		if key != "" {
+			header["Idempotency-Key"] = key
+		}
+		code, data := deliver(t, hook, pushBody, header)
+		return code, string(data)
+	}
+	expect := func(what string, code int, data string, wantCode int, wantText string, wantTasks int) {
+		t.Helper()
+		if code != wantCode || !strings.Contains(data, wantText) {
+			t.Fatalf("%s: answered %d %s, want %d with %q", what, code, data, wantCode, wantText)
+		}
+		if got := tasks(); got != wantTasks {
+			t.Fatalf("%s: %d tasks, want %d", what, got, wantTasks)
+		}
+	}
+
+	lost := createFault(func(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+		if err := faults.Client.Create(ctx, obj, opts...); err != nil {
+			return err
+		}
+		return apierrors.NewTimeoutError("request did not complete within the allowed duration", 0)
+	})
+	faults.next.Store(&lost)
+	code, data := send("key-lost")
+	expect("a create whose answer was lost", code, data, http.StatusServiceUnavailable, "it may have started", 1)
+	code, data = send("key-lost")
+	expect("its retry", code, data, http.StatusOK, `replay: Idempotency-Key \"key-lost\"`, 1)
+
+	code, data = send("key-ran")
+	expect("a delivery that runs", code, data, http.StatusNoContent, "", 2)
+	code, data = send("key-ran")
+	expect("its repeat", code, data, http.StatusOK, "replay", 2)
+
+	code, data = send("")
+	expect("a delivery without a key", code, data, http.StatusNoContent, "", 3)
+	code, data = send("")
+	expect("the same body again, without a key", code, data, http.StatusNoContent, "", 4)
+
+	refuse := createFault(func(_ context.Context, obj client.Object, _ ...client.CreateOption) error {
+		return apierrors.NewForbidden(schema.GroupResource{Group: bastionv1.GroupVersion.Group, Resource: "tasks"}, obj.GetName(), errors.New("refused by the test"))
+	})
+	faults.next.Store(&refuse)
+	if code, data := send("key-refused"); code == http.StatusNoContent || code == http.StatusServiceUnavailable || tasks() != 4 {
+		t.Fatalf("a refused create answered %d %s with %d tasks, want an error that does not say the task may have started, and 4", code, data, tasks())
+	}
+	code, data = send("key-refused")
+	expect("the retry of a refused create", code, data, http.StatusNoContent, "", 5)
+}

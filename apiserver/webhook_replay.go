@@ -33,12 +33,25 @@ import (
 // and the claim is given back when the delivery starts nothing (a
 // matcher said no, the template is gone, the store failed), so that
 // GitHub's redelivery of a delivery that never ran still runs.
+//
+// Other senders: a request that carries an Idempotency-Key header (the
+// IETF httpapi draft; GitLab sends one that stays the same across its
+// retries of one event) runs once per key and integration for 24 hours,
+// whatever the integration's auth method, with the same claim. Its body is
+// not remembered: without a signature over it, two equal bodies may well
+// be two deliveries. Without the header nothing is remembered, and a
+// sender that retries after a 503 (the task may have started) may run the
+// task twice; GitHub's and these retries cannot.
 
 // deliveryMemory is how long a delivery id or body is remembered.
 const deliveryMemory = 24 * time.Hour
 
-// deliveryHeader names a GitHub delivery.
-const deliveryHeader = "X-GitHub-Delivery"
+// deliveryHeader names a GitHub delivery; idempotencyHeader any sender's
+// delivery, the same on each of its retries.
+const (
+	deliveryHeader    = "X-GitHub-Delivery"
+	idempotencyHeader = "Idempotency-Key"
+)
 
 // replayGuard claims deliveries in the store.
 type replayGuard struct {
@@ -69,28 +82,36 @@ func (g *replayGuard) release(ctx context.Context, keys []string, at time.Time) 
 	}
 }
 
-// deliveryKeys are what a GitHub delivery to in is remembered by: the
-// digests of its delivery id and of its body. Other auth methods: none.
+// deliveryKeys are what a delivery to in is remembered by: for GitHub
+// auth, the digests of its delivery id and of its body; for any method,
+// the digest of its Idempotency-Key. Keys are digests, so that a key is
+// small whatever the header's size (up to net/http's 1 MB): a row stays
+// small.
 func deliveryKeys(in *bastionv1.Integration, req webhookRequest) []string {
-	if in.Spec.AuthMethod != bastionv1.AuthGitHub {
-		return nil
+	var keys []string
+	digest := func(kind string, b []byte) {
+		sum := sha256.Sum256(b)
+		keys = append(keys, string(in.UID)+"/"+kind+"/"+hex.EncodeToString(sum[:]))
 	}
-	body := sha256.Sum256(req.body)
-	keys := []string{string(in.UID) + "/body/" + hex.EncodeToString(body[:])}
-	if id := req.header.Get(deliveryHeader); id != "" {
-		// A digest, so that a key is small whatever the header's size
-		// (up to net/http's 1 MB): a row stays small.
-		digest := sha256.Sum256([]byte(id))
-		keys = append(keys, string(in.UID)+"/id/"+hex.EncodeToString(digest[:]))
+	if in.Spec.AuthMethod == bastionv1.AuthGitHub {
+		digest("body", req.body)
+		if id := req.header.Get(deliveryHeader); id != "" {
+			digest("id", []byte(id))
+		}
+	}
+	if key := req.header.Get(idempotencyHeader); key != "" {
+		digest("idempotency", []byte(key))
 	}
 	return keys
 }
 
 // replayReason says why a delivery was refused as a replay.
 func replayReason(req webhookRequest) string {
-	id := req.header.Get(deliveryHeader)
-	if id == "" || len(id) > 64 {
-		return "replay: this delivery was already received in the last 24 hours"
+	if id := req.header.Get(deliveryHeader); id != "" && len(id) <= 64 {
+		return fmt.Sprintf("replay: delivery %q was already received in the last 24 hours", id)
 	}
-	return fmt.Sprintf("replay: delivery %q was already received in the last 24 hours", id)
+	if key := req.header.Get(idempotencyHeader); key != "" && len(key) <= 64 {
+		return fmt.Sprintf("replay: %s %q was already received in the last 24 hours", idempotencyHeader, key)
+	}
+	return "replay: this delivery was already received in the last 24 hours"
 }

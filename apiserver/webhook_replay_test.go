@@ -71,9 +71,42 @@ func TestReplayGuard_aDeliveryKeyIsSmallWhateverTheHeader(t *testing.T) {
 	in.UID = "0b7c1e2a-uid"
 	h := http.Header{}
 	h.Set(deliveryHeader, strings.Repeat("a", 500_000))
-	for _, k := range deliveryKeys(in, webhookRequest{header: h, body: []byte(`{}`)}) {
+	h.Set(idempotencyHeader, strings.Repeat("b", 500_000))
+	keys := deliveryKeys(in, webhookRequest{header: h, body: []byte(`{}`)})
+	if len(keys) != 3 {
+		t.Fatalf("a GitHub delivery with an Idempotency-Key has %d keys, want 3 (body, id, key): %q", len(keys), keys)
+	}
+	for _, k := range keys {
 		if len(k) > 200 {
 			t.Errorf("a delivery key is %d bytes (%.20q…): a row's size follows the sender's header", len(k), k)
 		}
+	}
+}
+
+// Other auth methods remember a delivery by its Idempotency-Key only: no
+// key, nothing remembered (two equal unsigned bodies may be two
+// deliveries); the key is per integration.
+func TestReplayGuard_otherSendersAreRememberedByTheirIdempotencyKeyOnly(t *testing.T) {
+	token := &bastionv1.Integration{Spec: bastionv1.IntegrationSpec{AuthMethod: bastionv1.AuthToken}}
+	token.UID = "uid-token"
+	other := token.DeepCopy()
+	other.UID = "uid-other"
+	h := http.Header{}
+	if keys := deliveryKeys(token, webhookRequest{header: h, body: []byte(`{}`)}); len(keys) != 0 {
+		t.Fatalf("without an Idempotency-Key: keys %q, want none", keys)
+	}
+	h.Set(idempotencyHeader, "908a6d9e-45fd-46c8-97e6-c4f350f219dd")
+	keys := deliveryKeys(token, webhookRequest{header: h, body: []byte(`{}`)})
+	if len(keys) != 1 || !strings.HasPrefix(keys[0], "uid-token/idempotency/") {
+		t.Fatalf("with an Idempotency-Key: keys %q, want one, of this integration", keys)
+	}
+	if again := deliveryKeys(token, webhookRequest{header: h, body: []byte(`{"other":"body"}`)}); len(again) != 1 || again[0] != keys[0] {
+		t.Fatalf("the same key with another body: %q, want %q", again, keys)
+	}
+	if theirs := deliveryKeys(other, webhookRequest{header: h, body: []byte(`{}`)}); theirs[0] == keys[0] {
+		t.Fatalf("two integrations share a key: %q", theirs)
+	}
+	if got := replayReason(webhookRequest{header: h}); got != `replay: Idempotency-Key "908a6d9e-45fd-46c8-97e6-c4f350f219dd" was already received in the last 24 hours` {
+		t.Fatalf("replay reason %q", got)
 	}
 }
