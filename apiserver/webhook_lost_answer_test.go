@@ -40,6 +40,21 @@ func (c *taskCreates) Create(ctx context.Context, obj client.Object, opts ...cli
 	return c.Client.Create(ctx, obj, opts...)
 }
 
+// faultyHook makes an integration with fields and matchers, and a server
+// whose Task creates go through faults: it returns the integration's
+// webhook URL on that server, the faults, and a count of its tasks.
+func (f *hookFixture) faultyHook(t *testing.T, fields map[string]any, matchers []map[string]any) (hook string, faults *taskCreates, tasks func() int) {
+	t.Helper()
+	name, hook := f.integration(t, fields, matchers, nil)
+	faults = &taskCreates{}
+	srv := f.e.serve(t, func(_ string, o *apiserver.Options) { faults.Client = o.Client; o.Client = faults })
+	u, err := url.Parse(hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv + u.Path, faults, func() int { return len(f.e.tasksOf(t, f.ns, name)) }
+}
+
 // A GitHub delivery's claim (webhook_replay.go) used to be given
 // back whenever starting the task failed, so a create whose answer was
 // lost, though the apiserver had made the Task, was run again by GitHub's
@@ -48,17 +63,8 @@ func (c *taskCreates) Create(ctx context.Context, obj client.Object, opts ...cli
 // answered replay: the task runs at most once. A create the apiserver
 // refused made nothing, so its redelivery runs.
 func TestWebhook_aGitHubDeliveryWhoseCreateGotNoAnswerRunsAtMostOnce(t *testing.T) {
-	e := startEnv(t)
-	f := newHookFixture(t, e)
-	name, hook := f.integration(t, map[string]any{"name": "Lost answers", "auth_method": "github", "auth_secret_id": f.keyID}, pushMatchers[:1], nil)
-	faults := &taskCreates{}
-	srv := e.serve(t, func(_ string, o *apiserver.Options) { faults.Client = o.Client; o.Client = faults })
-	u, err := url.Parse(hook)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hook = srv + u.Path
-	tasks := func() int { return len(e.tasksOf(t, f.ns, name)) }
+	f := newHookFixture(t, startEnv(t))
+	hook, faults, tasks := f.faultyHook(t, map[string]any{"name": "Lost answers", "auth_method": "github", "auth_secret_id": f.keyID}, pushMatchers[:1])
 	send := func(commit string) (int, string) {
 		body := []byte(strings.Replace(string(pushBody), "abc123", commit, 1))
 		code, data := deliver(t, hook, body, map[string]string{"X-GitHub-Event": "push", "X-GitHub-Delivery": "delivery-" + commit,
@@ -133,17 +139,8 @@ func TestWebhook_aGitHubDeliveryWhoseCreateGotNoAnswerRunsAtMostOnce(t *testing.
 // was refused gives its claim back. Requests without the key are not
 // remembered: each runs.
 func TestWebhook_anIdempotencyKeyRunsOnceWhateverTheAuthMethod(t *testing.T) {
-	e := startEnv(t)
-	f := newHookFixture(t, e)
-	name, hook := f.integration(t, map[string]any{"name": "Keyed", "auth_method": "token", "auth_secret_id": f.keyID, "auth_header": "X-Token"}, nil, nil)
-	faults := &taskCreates{}
-	srv := e.serve(t, func(_ string, o *apiserver.Options) { faults.Client = o.Client; o.Client = faults })
-	u, err := url.Parse(hook)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hook = srv + u.Path
-	tasks := func() int { return len(e.tasksOf(t, f.ns, name)) }
+	f := newHookFixture(t, startEnv(t))
+	hook, faults, tasks := f.faultyHook(t, map[string]any{"name": "Keyed", "auth_method": "token", "auth_secret_id": f.keyID, "auth_header": "X-Token"}, nil)
 	send := func(key string) (int, string) {
 		header := map[string]string{"X-Token": webhookCanary}
 		if key != "" {
