@@ -39,10 +39,8 @@ type probes struct {
 	notReady atomic.Pointer[string]
 	// starting is when the manager began to start (whyStarting), with the
 	// monotonic clock's reading (a wall clock set forward while a replica
-	// starts must not kill it); nil when it is not starting. startLimit is
-	// how long that may take.
-	starting   atomic.Pointer[time.Time]
-	startLimit atomic.Int64 // a time.Duration
+	// starts must not kill it); nil when it is not starting.
+	starting atomic.Pointer[time.Time]
 }
 
 // startAllowance is how long a replica may take, once its store is open,
@@ -70,11 +68,10 @@ func serveProbes(addr string) (*probes, error) {
 		return nil, fmt.Errorf("cannot listen on %s for the health probes: %w (choose another with --health-probe-bind-address)", addr, unwrapSyscall(err))
 	}
 	p := &probes{served: make(chan struct{})}
-	p.startLimit.Store(int64(startAllowance))
 	p.set(whyOpening)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if since := p.startingFor(); since > time.Duration(p.startLimit.Load()) {
+		if since := p.startingFor(); since > startAllowance {
 			http.Error(w, fmt.Sprintf("the manager has been starting for %s since its store opened", since.Round(time.Second)), http.StatusServiceUnavailable)
 			return
 		}

@@ -59,7 +59,7 @@ func TestManager_answersItsProbesAliveAndNotReadyUntilItsStoreIsOpen(t *testing.
 	m.spawn()
 
 	client := &http.Client{Timeout: 2 * time.Second}
-	get := func(path string) (int, string, error) {
+	probe := func(path string) (int, string, error) {
 		resp, err := client.Get("http://" + probes + path)
 		if err != nil {
 			return 0, "", err
@@ -69,7 +69,7 @@ func TestManager_answersItsProbesAliveAndNotReadyUntilItsStoreIsOpen(t *testing.
 		return resp.StatusCode, string(body), err
 	}
 	eventually(t, 60*time.Second, "the probes answer while the store waits for the migration", func() error {
-		if code, body, err := get("/healthz"); err != nil || code != http.StatusOK {
+		if code, body, err := probe("/healthz"); err != nil || code != http.StatusOK {
 			return fmt.Errorf("/healthz: %d %q %v", code, body, err)
 		}
 		return nil
@@ -92,10 +92,10 @@ func TestManager_answersItsProbesAliveAndNotReadyUntilItsStoreIsOpen(t *testing.
 	// Several looks over a few seconds: the wait goes on, and so do the
 	// answers.
 	for range 5 {
-		if code, body, err := get("/healthz"); err != nil || code != http.StatusOK {
+		if code, body, err := probe("/healthz"); err != nil || code != http.StatusOK {
 			t.Fatalf("/healthz while the store opens: %d %q %v", code, body, err)
 		}
-		code, body, err := get("/readyz")
+		code, body, err := probe("/readyz")
 		if err != nil || code != http.StatusServiceUnavailable || !strings.Contains(body, "the output store is opening") {
 			t.Fatalf("/readyz while the store opens: %d %q %v, want 503 saying the store is opening", code, body, err)
 		}
@@ -112,10 +112,10 @@ func TestManager_answersItsProbesAliveAndNotReadyUntilItsStoreIsOpen(t *testing.
 	deadline := time.Now().Add(90 * time.Second)
 	looks := 0
 	for ; ; looks++ {
-		if code, body, err := get("/healthz"); err != nil || code != http.StatusOK {
+		if code, body, err := probe("/healthz"); err != nil || code != http.StatusOK {
 			t.Fatalf("/healthz while the manager migrates and starts (look %d): %d %q %v", looks, code, body, err)
 		}
-		code, body, err := get("/readyz")
+		code, body, err := probe("/readyz")
 		if err != nil {
 			t.Fatalf("/readyz while the manager migrates and starts (look %d): %v", looks, err)
 		}
