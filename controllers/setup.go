@@ -25,6 +25,7 @@ import (
 	"github.com/bastion-dev/bastion/internal/runtoken"
 	"github.com/bastion-dev/bastion/internal/store"
 	"github.com/bastion-dev/bastion/internal/taskpods"
+	"github.com/bastion-dev/bastion/internal/watchretry"
 )
 
 // Options configure the reconcilers.
@@ -209,10 +210,12 @@ func ensureNamespace(ctx context.Context, c client.Client, name string) error {
 // Secrets (the User controller's watch of password Secrets, as metadata)
 // only in the manager's namespace, where its namespace role is bound.
 // Without a manager namespace (a laptop, envtest) Secrets are watched
-// wherever the credentials allow.
+// wherever the credentials allow. Every cache lists and watches through
+// watchretry, so that it catches up within seconds of a kube-apiserver that
+// comes back from a restart.
 func CacheOptions(managerNamespace string) cache.Options {
 	runners := labels.SelectorFromSet(labels.Set{launch.LabelRunner: launch.RunnerName})
-	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+	opts := cache.Options{NewInformer: watchretry.NewInformer, ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:  {Label: runners},
 		&batchv1.Job{}: {Label: runners},
 	}}
