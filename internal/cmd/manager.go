@@ -54,6 +54,9 @@ type managerOptions struct {
 	TrustedProxies []netip.Prefix
 	MetricsAddr    string // "0" disables
 	ProbeAddr      string // "0" disables
+	// ShutdownDelay is how long the API keeps serving after SIGTERM, not
+	// ready meanwhile (stopOnSignal).
+	ShutdownDelay time.Duration
 	// Probes answers on ProbeAddr, bound by the command before the store
 	// opens (nil: none).
 	Probes      *probes
@@ -169,7 +172,7 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 	if opts.Alerts, err = opts.alertFlags.config(opts.PublicURL); err == nil {
 		var mgr manager.Manager
 		if mgr, err = newManager(cfg, ln, opts); err == nil {
-			return mgr.Start(ctrl.SetupSignalHandler())
+			return mgr.Start(stopOnSignal(opts.ShutdownDelay, opts.Probes))
 		}
 	}
 	_ = ln.Close()
@@ -193,6 +196,13 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	})
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
+	fs.Func("shutdown-delay", "after SIGTERM, keep serving the API this long while /readyz answers 503, so that the Service's proxies stop sending this replica requests before it closes (the chart sets 5s; default 0: close at once)", func(v string) (err error) {
+		opts.ShutdownDelay, err = time.ParseDuration(v)
+		if err == nil && (opts.ShutdownDelay < 0 || opts.ShutdownDelay > maxShutdownDelay) {
+			err = fmt.Errorf("want a duration from 0 to %s, not %s", maxShutdownDelay, v)
+		}
+		return err
+	})
 	fs.BoolVar(&opts.LeaderElect, "leader-elect", false, "use leader election, for more than one replica: every replica serves the API, the one holding the Lease runs the controllers")
 	opts.LeaderElection.register(fs)
 	fs.StringVar(&opts.Namespace, "namespace", defaultNamespace(), "the manager's namespace")

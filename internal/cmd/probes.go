@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -30,8 +31,11 @@ import (
 //   - /readyz answers 503 with the reason until the manager's runnables
 //     have started (its caches synced), so that the Service sends a replica
 //     nothing before it can serve; 200 while it serves; 503 again once it
-//     stops (the API closes at the same moment: a request that meets it
-//     fails, and runners and the console try again, on another replica).
+//     is told to stop. With --shutdown-delay the API keeps answering for
+//     that long after /readyz turns 503, while the Service and the proxies
+//     in front of it stop sending the replica new requests; without it the
+//     API closes at the same moment, and a request that meets it fails
+//     (runners and the console try again, on another replica).
 type probes struct {
 	srv    *http.Server
 	served chan struct{}
@@ -41,6 +45,11 @@ type probes struct {
 	// monotonic clock's reading (a wall clock set forward while a replica
 	// starts must not kill it); nil when it is not starting.
 	starting atomic.Pointer[time.Time]
+	// mu orders set and stop; stopping is set once the process was told to
+	// stop: from then on nothing makes the replica ready again (a stop
+	// during the caches' sync must not read ready when they finish).
+	mu       sync.Mutex
+	stopping bool
 }
 
 // startAllowance is how long a replica may take, once its store is open,
@@ -55,6 +64,7 @@ const (
 	whyOpening  = "the output store is opening (its schema may be migrating; see the log)"
 	whyStarting = "the manager is starting"
 	whyStopping = "the manager is stopping"
+	whyDraining = "the manager is stopping (its API answers until the shutdown delay ends)"
 )
 
 // serveProbes binds addr and answers the probes on it; "0" or "": none
@@ -98,6 +108,11 @@ func (p *probes) set(why string) {
 	if p == nil {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopping {
+		return
+	}
 	if why == whyStarting {
 		now := time.Now()
 		p.starting.Store(&now)
@@ -122,9 +137,21 @@ func (p *probes) readiness() onEveryReplica {
 	return func(ctx context.Context) error {
 		p.set("")
 		<-ctx.Done()
-		p.set(whyStopping)
+		p.stop(whyStopping)
 		return nil
 	}
+}
+
+// stop makes /readyz answer 503 with why from now until the process ends.
+func (p *probes) stop(why string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.starting.Store(nil)
+	p.notReady.Store(&why)
+	p.stopping = true
 }
 
 // Close stops answering and releases the address.

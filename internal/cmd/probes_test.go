@@ -70,6 +70,10 @@ func TestProbes_aliveThroughoutReadyOnlyWhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("stopping", http.StatusServiceUnavailable, whyStopping)
+	// Once told to stop, nothing makes it ready again: a readiness runnable
+	// that starts late (a SIGTERM during the caches' sync) sets nothing.
+	p.set("")
+	expect("stopped, then a late start", http.StatusServiceUnavailable, whyStopping)
 
 	p.Close()
 	again, err := net.Listen("tcp", addr)
@@ -84,5 +88,6 @@ func TestProbes_aliveThroughoutReadyOnlyWhileServing(t *testing.T) {
 	}
 	var none *probes
 	none.set(whyStarting)
+	none.stop(whyDraining)
 	none.Close()
 }

@@ -275,6 +275,10 @@ func TestCluster_helmInstallTwoReplicasRunTasksAsPodsAndSurviveTheLeadersDeletio
 	// Evicted, as a drain does: the PodDisruptionBudget lets the one go,
 	// and refuses the other until the leader's replacement is ready.
 	waitDisruptionsAllowed(t, cs, 1, time.Minute)
+	// Meanwhile a client keeps asking through the Service, on a new
+	// connection each time: the evicted replica answers what kube-proxy
+	// still sends it during its shutdown delay, so no request fails.
+	pings := pingThroughService(t, a.base)
 	deleted := time.Now()
 	if err := evict(t, cs, leader); err != nil {
 		t.Fatalf("evicting the leader's pod %s: %v", leader.Name, err)
@@ -287,6 +291,12 @@ func TestCluster_helmInstallTwoReplicasRunTasksAsPodsAndSurviveTheLeadersDeletio
 	// replacement) takes it well within the 15 s a crash may take.
 	newHolder := waitNewLeader(t, cs, holder, 15*time.Second)
 	t.Logf("E2E TIMING: %s holds the Lease %s after the leader's pod was evicted", newHolder, time.Since(deleted).Round(100*time.Millisecond))
+	waitTerminated(t, cs, leader, time.Minute)
+	if answered, failed := pings(); len(failed) > 0 {
+		t.Errorf("%d of %d requests through the Service failed while the leader's pod stopped: %v", len(failed), answered+len(failed), failed)
+	} else {
+		t.Logf("%d requests through the Service, all answered, while the leader's pod stopped", answered)
+	}
 	a.waitStatus(project.ID, counted, 3*time.Minute, "success")
 	// Read at once: the Job and its pods go 20 s after the end (jobTTL).
 	ranIn := taskPods(t, cs, countedPod)
@@ -598,4 +608,40 @@ func waitService(t *testing.T, base string, limit time.Duration) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	t.Fatalf("Bastion does not answer at its Service %s after %s; the last answer: %s", base, limit, last)
+}
+
+// pingThroughService sends GET /api/ping to base every 20 ms, each on a
+// new connection (kube-proxy picks a pod per connection), until the
+// returned function is called; that returns how many were answered 200
+// and what the others got.
+func pingThroughService(t *testing.T, base string) func() (int, []string) {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	ctx, cancel := context.WithCancel(t.Context())
+	var answered int
+	var failed []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			resp, err := client.Get(base + "/api/ping")
+			switch {
+			case err != nil:
+				failed = append(failed, fmt.Sprintf("%s: %v", time.Now().Format("15:04:05.000"), err))
+			case resp.StatusCode != http.StatusOK:
+				failed = append(failed, fmt.Sprintf("%s: %s", time.Now().Format("15:04:05.000"), resp.Status))
+			default:
+				answered++
+			}
+			if resp != nil {
+				resp.Body.Close()
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	return func() (int, []string) {
+		cancel()
+		<-done
+		return answered, failed
+	}
 }

@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -163,12 +164,18 @@ func TestChart_defaultInstallIsAcceptedByTheAPIServer(t *testing.T) {
 		"--initial-admin-password-file=/etc/bastion/initial-admin/password",
 		"--runner-network-policy=/etc/bastion/config/runner-egress.yaml",
 		"--task-cpu-request=100m", "--task-memory-request=256Mi", "--task-cpu-limit=2", "--task-memory-limit=2Gi",
+		"--shutdown-delay=5s",
 	} {
 		if !slices.Contains(args, want) {
 			t.Errorf("manager args %v lack %s", args, want)
 		}
 	}
 	assertFlagsExist(t, args)
+	// The pod's grace period holds the shutdown delay and the stop after it.
+	if grace, _, _ := unstructured.NestedFieldNoCopy(find(t, objs, "Deployment", releaseName).Object,
+		"spec", "template", "spec", "terminationGracePeriodSeconds"); fmt.Sprint(grace) != "35" {
+		t.Errorf("terminationGracePeriodSeconds %v, want 35: the 5 s shutdown delay and 30 s to stop", grace)
+	}
 	// No runner image to choose and no service account to give task pods
 	// unless the admin lists them.
 	for _, arg := range args {
@@ -269,6 +276,9 @@ func TestChart_refusesSettingsThatCannotWork(t *testing.T) {
 		`alerts: {email: {enabled: true}}`:     "alerts.email.host is required when alerts.email.enabled",
 		`alerts: {telegram: {enabled: true}}`:  "alerts.telegram.tokenSecret is required when alerts.telegram.enabled",
 		`tasks: {runnerImages: [{name: gpu}]}`: "each tasks.runnerImages entry needs name and image",
+		`shutdownDelaySeconds: 90`:             "shutdownDelaySeconds must be a whole number of seconds from 0 to 60, not 90",
+		`shutdownDelaySeconds: 5s`:             "shutdownDelaySeconds must be a whole number of seconds from 0 to 60, not 5s",
+		`shutdownDelaySeconds: -1`:             "shutdownDelaySeconds must be a whole number of seconds from 0 to 60, not -1",
 	} {
 		parsed := map[string]any{}
 		if err := yaml.Unmarshal([]byte(values), &parsed); err != nil {

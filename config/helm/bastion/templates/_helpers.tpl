@@ -100,6 +100,9 @@ on PostgreSQL and 1 on SQLite.
 {{- if and (eq .Values.store.type "postgres") (not .Values.store.postgres.existingSecret) (not .Values.store.postgres.dsn) }}
 {{- fail "store.type=postgres needs store.postgres.existingSecret (a Secret with the DSN) or store.postgres.dsn" }}
 {{- end }}
+{{- if or (not (regexMatch "^[0-9]+$" (toString .Values.shutdownDelaySeconds))) (gt (int .Values.shutdownDelaySeconds) 60) }}
+{{- fail (printf "shutdownDelaySeconds must be a whole number of seconds from 0 to 60, not %v" .Values.shutdownDelaySeconds) }}
+{{- end }}
 {{- if and .Values.ingress.enabled (not .Values.ingress.host) }}
 {{- fail "ingress.enabled needs ingress.host" }}
 {{- end }}
