@@ -141,14 +141,15 @@ func TestWebhook_aGitHubDeliveryWhoseCreateGotNoAnswerRunsAtMostOnce(t *testing.
 func TestWebhook_anIdempotencyKeyRunsOnceWhateverTheAuthMethod(t *testing.T) {
 	f := newHookFixture(t, startEnv(t))
 	hook, faults, tasks := f.faultyHook(t, map[string]any{"name": "Keyed", "auth_method": "token", "auth_secret_id": f.keyID, "auth_header": "X-Token"}, nil)
-	send := func(key string) (int, string) {
-		header := map[string]string{"X-Token": webhookCanary}
+	sendAs := func(token, key string) (int, string) {
+		header := map[string]string{"X-Token": token}
 		if key != "" {
 			header["Idempotency-Key"] = key
 		}
 		code, data := deliver(t, hook, pushBody, header)
 		return code, string(data)
 	}
+	send := func(key string) (int, string) { return sendAs(webhookCanary, key) }
 	expect := func(what string, code int, data string, wantCode int, wantText string, wantTasks int) {
 		t.Helper()
 		if code != wantCode || !strings.Contains(data, wantText) {
@@ -181,13 +182,21 @@ func TestWebhook_anIdempotencyKeyRunsOnceWhateverTheAuthMethod(t *testing.T) {
 	code, data = send("")
 	expect("the same body again, without a key", code, data, http.StatusNoContent, "", 4)
 
+	// A sender without the token spends no key: the key is claimed after
+	// the authentication check, so the real sender's delivery still runs.
+	if code, data := sendAs("not-the-token", "key-forged"); code == http.StatusNoContent || code == http.StatusOK || tasks() != 4 {
+		t.Fatalf("an unauthenticated delivery answered %d %s with %d tasks, want a refusal and 4", code, data, tasks())
+	}
+	code, data = send("key-forged")
+	expect("the real delivery with the key a forgery sent first", code, data, http.StatusNoContent, "", 5)
+
 	refuse := createFault(func(_ context.Context, obj client.Object, _ ...client.CreateOption) error {
 		return apierrors.NewForbidden(schema.GroupResource{Group: bastionv1.GroupVersion.Group, Resource: "tasks"}, obj.GetName(), errors.New("refused by the test"))
 	})
 	faults.next.Store(&refuse)
-	if code, data := send("key-refused"); code == http.StatusNoContent || code == http.StatusServiceUnavailable || tasks() != 4 {
-		t.Fatalf("a refused create answered %d %s with %d tasks, want an error that does not say the task may have started, and 4", code, data, tasks())
+	if code, data := send("key-refused"); code == http.StatusNoContent || code == http.StatusServiceUnavailable || tasks() != 5 {
+		t.Fatalf("a refused create answered %d %s with %d tasks, want an error that does not say the task may have started, and 5", code, data, tasks())
 	}
 	code, data = send("key-refused")
-	expect("the retry of a refused create", code, data, http.StatusNoContent, "", 5)
+	expect("the retry of a refused create", code, data, http.StatusNoContent, "", 6)
 }
