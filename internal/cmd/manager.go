@@ -55,8 +55,9 @@ type managerOptions struct {
 	MetricsAddr    string // "0" disables
 	ProbeAddr      string // "0" disables
 	// ShutdownDelay is how long the API keeps serving after SIGTERM, not
-	// ready meanwhile (stopOnSignal).
+	// ready meanwhile; Draining closes at that SIGTERM (stopOnSignal).
 	ShutdownDelay time.Duration
+	Draining      <-chan struct{}
 	// Probes answers on ProbeAddr, bound by the command before the store
 	// opens (nil: none).
 	Probes      *probes
@@ -171,8 +172,10 @@ func runManagerCommand(args []string, _, stderr io.Writer) error {
 	}
 	if opts.Alerts, err = opts.alertFlags.config(opts.PublicURL); err == nil {
 		var mgr manager.Manager
+		draining := make(chan struct{})
+		opts.Draining = draining
 		if mgr, err = newManager(cfg, ln, opts); err == nil {
-			return mgr.Start(stopOnSignal(opts.ShutdownDelay, opts.Probes))
+			return mgr.Start(stopOnSignal(opts.ShutdownDelay, opts.Probes, draining))
 		}
 	}
 	_ = ln.Close()
@@ -482,7 +485,7 @@ func newManager(cfg *rest.Config, ln net.Listener, opts managerOptions) (_ ctrl.
 		DemoRepoURL:          opts.DemoRepoURL,
 		EditManagedObjects:   opts.EditManagedObjects,
 	})
-	if err := mgr.Add(&httpServer{ln: ln, srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}}); err != nil {
+	if err := mgr.Add(&httpServer{ln: ln, srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}, draining: opts.Draining}); err != nil {
 		return nil, err
 	}
 	return &replica{Manager: mgr, lease: lease, store: output}, nil
@@ -554,6 +557,8 @@ func newOIDC(ctx context.Context, c client.Client, opts managerOptions) (*oidc.P
 type httpServer struct {
 	ln  net.Listener
 	srv *http.Server
+	// draining closes when the process is told to stop (stopOnSignal).
+	draining <-chan struct{}
 }
 
 func (h *httpServer) NeedLeaderElection() bool { return false }
@@ -561,13 +566,23 @@ func (h *httpServer) NeedLeaderElection() bool { return false }
 func (h *httpServer) Start(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- h.srv.Serve(h.ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return h.srv.Shutdown(shutdownCtx)
+	draining := h.draining
+	for {
+		select {
+		case err := <-errc:
+			return err
+		case <-draining:
+			// Through the shutdown delay each answer closes its
+			// connection, so that clients that keep theirs open (a
+			// proxy's pool, a browser, a runner) open the next one to a
+			// replica that stays, rather than meet the close at its end.
+			h.srv.SetKeepAlivesEnabled(false)
+			draining = nil
+		case <-ctx.Done():
+			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return h.srv.Shutdown(shutdownCtx)
+		}
 	}
 }
 

@@ -10,9 +10,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// maxShutdownDelay bounds --shutdown-delay: a pod's whole stop must fit
-// in its termination grace period (30 s by default), and a few seconds are
-// all the proxies need.
+// maxShutdownDelay bounds --shutdown-delay: a few seconds are all the
+// proxies need. The pod's termination grace period must hold the delay and
+// the stop after it (up to controller-runtime's 30 s for the runnables, then
+// the Lease's release and the store's close): the chart sets it to the
+// delay plus 45 s.
 const maxShutdownDelay = time.Minute
 
 // stopOnSignal is the manager's context. It ends at the first SIGTERM or
@@ -23,13 +25,15 @@ const maxShutdownDelay = time.Minute
 // (kube-proxy on every node, an ingress controller) learn it a moment
 // later and send it new requests meanwhile; a replica that closed its API
 // at once refused them. A second signal ends the process at once, as
-// controller-runtime's own handler does.
-func stopOnSignal(delay time.Duration, p *probes) context.Context {
+// controller-runtime's own handler does. draining is closed at the first
+// signal.
+func stopOnSignal(delay time.Duration, p *probes, draining chan<- struct{}) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-signals
+		close(draining)
 		if delay > 0 {
 			p.stop(whyDraining)
 			ctrl.Log.Info("stopping after the shutdown delay: /readyz answers 503 and the API still answers meanwhile", "delay", delay.String())

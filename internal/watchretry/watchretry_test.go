@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
 )
 
 // refused is a real "connection refused": a dial to a port that was just
@@ -65,13 +66,12 @@ func (a *answers) Watch(metav1.ListOptions) (watch.Interface, error) {
 }
 
 // wrapped is Wrap(a) with a sleep that records what it was asked to wait
-// and returns at once; it answers false (the context ended) after stopAfter
-// sleeps, if stopAfter > 0.
-func wrapped(a *answers, slept *[]time.Duration, stopAfter int) toolscache.ListerWatcherWithContext {
-	r := Wrap(a).(*retrying)
+// and returns at once.
+func wrapped(a *answers, slept *[]time.Duration) toolscache.ListerWatcherWithContext {
+	r := Wrap(a, "test").(*retrying)
 	r.sleep = func(_ context.Context, d time.Duration) bool {
 		*slept = append(*slept, d)
-		return stopAfter == 0 || len(*slept) < stopAfter
+		return true
 	}
 	return r
 }
@@ -88,12 +88,16 @@ func TestWrap_listsAndWatchesRetryWhileTheKubeAPIServerIsAwayAtShortCappedInterv
 		1600 * time.Millisecond, 2 * time.Second, 2 * time.Second, 2 * time.Second}
 
 	for name, call := range map[string]func(toolscache.ListerWatcherWithContext) (any, error){
-		"list":  func(lw toolscache.ListerWatcherWithContext) (any, error) { return lw.ListWithContext(context.Background(), metav1.ListOptions{}) },
-		"watch": func(lw toolscache.ListerWatcherWithContext) (any, error) { return lw.WatchWithContext(context.Background(), metav1.ListOptions{}) },
+		"list": func(lw toolscache.ListerWatcherWithContext) (any, error) {
+			return lw.ListWithContext(context.Background(), metav1.ListOptions{})
+		},
+		"watch": func(lw toolscache.ListerWatcherWithContext) (any, error) {
+			return lw.WatchWithContext(context.Background(), metav1.ListOptions{})
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			a, slept := &answers{errs: away}, []time.Duration{}
-			got, err := call(wrapped(a, &slept, 0))
+			got, err := call(wrapped(a, &slept))
 			if err != nil || got == nil {
 				t.Fatalf("got %v, %v; want an answer once the kube-apiserver is back", got, err)
 			}
@@ -103,13 +107,16 @@ func TestWrap_listsAndWatchesRetryWhileTheKubeAPIServerIsAwayAtShortCappedInterv
 		})
 	}
 
-	t.Run("a 429 asks for longer than the next wait", func(t *testing.T) {
-		a, slept := &answers{errs: []error{apierrors.NewTooManyRequests("later", 1)}}, []time.Duration{}
-		if _, err := wrapped(a, &slept, 0).ListWithContext(context.Background(), metav1.ListOptions{}); err != nil {
+	t.Run("a 429 gets the delay it asks for, up to 30 s", func(t *testing.T) {
+		a, slept := &answers{errs: []error{
+			apierrors.NewTooManyRequests("later", 1), apierrors.NewTooManyRequests("shedding load", 20),
+			apierrors.NewTooManyRequests("much later", 600),
+		}}, []time.Duration{}
+		if _, err := wrapped(a, &slept).ListWithContext(context.Background(), metav1.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(slept, []time.Duration{time.Second}) {
-			t.Errorf("waits %v, want [1s] as the 429 asked", slept)
+		if want := []time.Duration{time.Second, 20 * time.Second, MaxServerDelay}; !reflect.DeepEqual(slept, want) {
+			t.Errorf("waits %v, want %v as the 429s asked, within 30 s", slept, want)
 		}
 	})
 
@@ -121,7 +128,7 @@ func TestWrap_listsAndWatchesRetryWhileTheKubeAPIServerIsAwayAtShortCappedInterv
 	} {
 		t.Run("not retried: "+name, func(t *testing.T) {
 			a, slept := &answers{errs: []error{err}}, []time.Duration{}
-			if _, got := wrapped(a, &slept, 0).WatchWithContext(context.Background(), metav1.ListOptions{}); got != err {
+			if _, got := wrapped(a, &slept).WatchWithContext(context.Background(), metav1.ListOptions{}); got != err {
 				t.Errorf("got %v, want the reflector to get %v at once", got, err)
 			}
 			if a.calls != 1 || len(slept) != 0 {
@@ -131,15 +138,33 @@ func TestWrap_listsAndWatchesRetryWhileTheKubeAPIServerIsAwayAtShortCappedInterv
 	}
 
 	t.Run("the context's end stops the retries", func(t *testing.T) {
-		a, slept := &answers{errs: []error{refused(t), refused(t), refused(t), refused(t)}}, []time.Duration{}
-		_, err := wrapped(a, &slept, 2).ListWithContext(context.Background(), metav1.ListOptions{})
-		if err == nil || a.calls != 2 || len(slept) != 2 {
-			t.Errorf("got %v after %d calls and %d waits; want the last error after 2 calls", err, a.calls, len(slept))
+		never := make([]error, 100)
+		for i := range never {
+			never[i] = refused(t)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		if sleep(ctx, time.Hour) {
-			t.Error("sleep waited out an hour on an ended context")
+		a := &answers{errs: never}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		began := time.Now()
+		_, err := Wrap(a, "test").(toolscache.ListerWatcherWithContext).WatchWithContext(ctx, metav1.ListOptions{})
+		took := time.Since(began)
+		if err == nil || a.calls > 3 || took > 2*time.Second {
+			t.Errorf("got %v after %d calls in %s; want the last error once the context ended (300 ms)", err, a.calls, took)
 		}
 	})
+}
+
+// unsupported is a ListerWatcher that says it cannot stream its initial
+// list (watch-list).
+type unsupported struct{ answers }
+
+func (unsupported) IsWatchListSemanticsUnSupported() bool { return true }
+
+func TestWrap_passesOnWhetherTheWrappedCallsSupportWatchList(t *testing.T) {
+	if !watchlist.DoesClientNotSupportWatchListSemantics(Wrap(&unsupported{}, "test")) {
+		t.Error("a ListerWatcher that cannot stream its initial list reads as one that can, once wrapped")
+	}
+	if watchlist.DoesClientNotSupportWatchListSemantics(Wrap(&answers{}, "test")) {
+		t.Error("a ListerWatcher that says nothing reads as one that cannot stream, once wrapped")
+	}
 }

@@ -16,7 +16,7 @@ import (
 // in front of it (kube-proxy, an ingress controller) learn of the pod's end
 // a moment after SIGTERM and still send it requests meanwhile. Then it
 // stops as before. Without the delay the API closed at the signal, and
-// those requests were refused (docs/install.md, "Upgrades").
+// those requests were refused (docs/install.md, "High availability").
 func TestManager_answersItsAPIThroughItsShutdownDelayWhileNotReady(t *testing.T) {
 	t.Parallel()
 	const delay = 3 * time.Second
@@ -45,6 +45,22 @@ func TestManager_answersItsAPIThroughItsShutdownDelayWhileNotReady(t *testing.T)
 		}
 		return nil
 	})
+	// A client that keeps its connection, as a proxy's pool or a runner
+	// does: once the replica is told to stop, each answer closes it, so
+	// that the next request opens one to a replica that stays.
+	kept := &http.Client{Timeout: 2 * time.Second}
+	keptGet := func() (code int, closes bool, err error) {
+		resp, err := kept.Get(m.url + "/api/ping")
+		if err != nil {
+			return 0, false, err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, resp.Close, nil
+	}
+	if code, closes, err := keptGet(); code != http.StatusOK || closes {
+		t.Fatalf("before SIGTERM: %d, connection closed %v, %v; want 200 on a connection kept open", code, closes, err)
+	}
 
 	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -63,6 +79,10 @@ func TestManager_answersItsAPIThroughItsShutdownDelayWhileNotReady(t *testing.T)
 				time.Since(signalled).Round(time.Millisecond), delay, code, body, err)
 		}
 		api.must("GET", "/api/projects", nil, http.StatusOK, nil)
+		if code, closes, err := keptGet(); code != http.StatusOK || !closes {
+			t.Fatalf("%s after SIGTERM, on a kept connection: %d, connection closed %v, %v; want 200 closing it",
+				time.Since(signalled).Round(time.Millisecond), code, closes, err)
+		}
 		answered++
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -173,8 +173,8 @@ func TestChart_defaultInstallIsAcceptedByTheAPIServer(t *testing.T) {
 	assertFlagsExist(t, args)
 	// The pod's grace period holds the shutdown delay and the stop after it.
 	if grace, _, _ := unstructured.NestedFieldNoCopy(find(t, objs, "Deployment", releaseName).Object,
-		"spec", "template", "spec", "terminationGracePeriodSeconds"); fmt.Sprint(grace) != "35" {
-		t.Errorf("terminationGracePeriodSeconds %v, want 35: the 5 s shutdown delay and 30 s to stop", grace)
+		"spec", "template", "spec", "terminationGracePeriodSeconds"); fmt.Sprint(grace) != "50" {
+		t.Errorf("terminationGracePeriodSeconds %v, want 50: the 5 s shutdown delay and 45 s to stop", grace)
 	}
 	// No runner image to choose and no service account to give task pods
 	// unless the admin lists them.
@@ -279,6 +279,9 @@ func TestChart_refusesSettingsThatCannotWork(t *testing.T) {
 		`shutdownDelaySeconds: 90`:             "shutdownDelaySeconds must be a whole number of seconds from 0 to 60, not 90",
 		`shutdownDelaySeconds: 5s`:             "shutdownDelaySeconds must be a whole number of seconds from 0 to 60, not 5s",
 		`shutdownDelaySeconds: -1`:             "shutdownDelaySeconds must be a whole number of seconds from 0 to 60, not -1",
+		`shutdownDelaySeconds: "09"`:           "shutdownDelaySeconds must be a whole number of seconds from 0 to 60, not 09",
+		`shutdownDelaySeconds: "099"`:          "shutdownDelaySeconds must be a whole number of seconds from 0 to 60, not 099",
+		`shutdownDelaySeconds: 5.5`:            "shutdownDelaySeconds must be a whole number of seconds from 0 to 60, not 5.5",
 	} {
 		parsed := map[string]any{}
 		if err := yaml.Unmarshal([]byte(values), &parsed); err != nil {
@@ -366,5 +369,21 @@ func assertFlagsExist(t *testing.T, args []string) {
 	}
 	if args[0] != "manager" {
 		t.Errorf("the container runs %q, want the manager subcommand", args[0])
+	}
+}
+
+// The shutdown delay reaches the flag and the grace period as the same
+// number, whether it comes from a values file (a float), --set (an int) or
+// --set-string.
+func TestChart_shutdownDelayIsOneNumberInTheFlagAndTheGracePeriod(t *testing.T) {
+	for _, v := range []any{10.0, int64(10), "10"} {
+		objs, _ := renderObjects(t, map[string]any{"shutdownDelaySeconds": v})
+		deploy := find(t, objs, "Deployment", releaseName)
+		if args := containerArgs(t, deploy); !slices.Contains(args, "--shutdown-delay=10s") {
+			t.Errorf("shutdownDelaySeconds %#v: args %v lack --shutdown-delay=10s", v, args)
+		}
+		if grace, _, _ := unstructured.NestedFieldNoCopy(deploy.Object, "spec", "template", "spec", "terminationGracePeriodSeconds"); fmt.Sprint(grace) != "55" {
+			t.Errorf("shutdownDelaySeconds %#v: terminationGracePeriodSeconds %v, want 55", v, grace)
+		}
 	}
 }

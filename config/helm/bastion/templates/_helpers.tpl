@@ -85,6 +85,12 @@ on PostgreSQL and 1 on SQLite.
 {{- end }}
 {{- end }}
 
+{{/* shutdownDelaySeconds as a number (bastion.validate checks its text
+first: a --set value with a leading zero stays a string). */}}
+{{- define "bastion.shutdownDelay" -}}
+{{- atoi (toString .Values.shutdownDelaySeconds) }}
+{{- end }}
+
 {{/* Settings that cannot work together fail the render, with the fix. */}}
 {{- define "bastion.validate" -}}
 {{- if not (has .Values.store.type (list "sqlite" "postgres")) }}
@@ -100,7 +106,7 @@ on PostgreSQL and 1 on SQLite.
 {{- if and (eq .Values.store.type "postgres") (not .Values.store.postgres.existingSecret) (not .Values.store.postgres.dsn) }}
 {{- fail "store.type=postgres needs store.postgres.existingSecret (a Secret with the DSN) or store.postgres.dsn" }}
 {{- end }}
-{{- if or (not (regexMatch "^[0-9]+$" (toString .Values.shutdownDelaySeconds))) (gt (int .Values.shutdownDelaySeconds) 60) }}
+{{- if not (regexMatch "^([0-9]|[1-5][0-9]|60)$" (toString .Values.shutdownDelaySeconds)) }}
 {{- fail (printf "shutdownDelaySeconds must be a whole number of seconds from 0 to 60, not %v" .Values.shutdownDelaySeconds) }}
 {{- end }}
 {{- if and .Values.ingress.enabled (not .Values.ingress.host) }}
