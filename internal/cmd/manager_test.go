@@ -494,6 +494,24 @@ func TestManagerFlags_runnerImagePullPolicy(t *testing.T) {
 	}
 }
 
+// --shutdown-delay: none unless it is said; a negative or over-a-minute
+// delay is refused before the manager starts.
+func TestManagerFlags_shutdownDelay(t *testing.T) {
+	opts, _, err := parseManagerFlags(nil, io.Discard)
+	if err != nil || opts.ShutdownDelay != 0 {
+		t.Fatalf("default: got %v, %s", err, opts.ShutdownDelay)
+	}
+	opts, _, err = parseManagerFlags([]string{"--shutdown-delay", "5s"}, io.Discard)
+	if err != nil || opts.ShutdownDelay != 5*time.Second {
+		t.Fatalf("5s: got %v, %s", err, opts.ShutdownDelay)
+	}
+	for _, bad := range []string{"-1s", "61s", "5"} {
+		if _, _, err := parseManagerFlags([]string{"--shutdown-delay", bad}, io.Discard); err == nil {
+			t.Errorf("--shutdown-delay %s was taken", bad)
+		}
+	}
+}
+
 // --task-input-grace: how long a task waits for its template and inputs,
 // two minutes unless it is said.
 func TestManagerFlags_taskInputGrace(t *testing.T) {
