@@ -199,7 +199,7 @@ func parseManagerFlags(args []string, stderr io.Writer) (managerOptions, string,
 	})
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
-	fs.Func("shutdown-delay", "after SIGTERM, keep serving the API this long while /readyz answers 503, so that the Service's proxies stop sending this replica requests before it closes (the chart sets 5s; default 0: close at once)", func(v string) (err error) {
+	fs.Func("shutdown-delay", "after SIGTERM, keep serving the API this long while /readyz answers 503, so that the Service's proxies stop sending this replica requests before it closes (the chart sets 5s; default 0: close at once). The pod's terminationGracePeriodSeconds must hold it and about 45 s more for the stop after it", func(v string) (err error) {
 		opts.ShutdownDelay, err = time.ParseDuration(v)
 		if err == nil && (opts.ShutdownDelay < 0 || opts.ShutdownDelay > maxShutdownDelay) {
 			err = fmt.Errorf("want a duration from 0 to %s, not %s", maxShutdownDelay, v)
