@@ -292,6 +292,19 @@ func get(t *testing.T, url string) (*http.Response, string) {
 	return resp, string(body)
 }
 
+// getText GETs url with client and returns its status and trimmed body; a
+// transport error is returned, not fatal, for a server that may not answer
+// yet or any more.
+func getText(client *http.Client, url string) (int, string, error) {
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(body)), err
+}
+
 func tail(s string, lines int) string {
 	var all []string
 	sc := bufio.NewScanner(strings.NewReader(s))

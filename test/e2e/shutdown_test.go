@@ -30,15 +30,7 @@ func TestManager_answersItsAPIThroughItsShutdownDelayWhileNotReady(t *testing.T)
 
 	// Each request on a connection of its own, as a proxy's new one.
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	get := func(url string) (int, string, error) {
-		resp, err := client.Get(url)
-		if err != nil {
-			return 0, "", err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, strings.TrimSpace(string(body)), err
-	}
+	get := func(url string) (int, string, error) { return getText(client, url) }
 	eventually(t, 30*time.Second, "ready", func() error {
 		if code, body, err := get("http://" + probes + "/readyz"); code != http.StatusOK {
 			return fmt.Errorf("/readyz %d %q %v", code, body, err)

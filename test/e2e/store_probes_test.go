@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -59,15 +58,7 @@ func TestManager_answersItsProbesAliveAndNotReadyUntilItsStoreIsOpen(t *testing.
 	m.spawn()
 
 	client := &http.Client{Timeout: 2 * time.Second}
-	probe := func(path string) (int, string, error) {
-		resp, err := client.Get("http://" + probes + path)
-		if err != nil {
-			return 0, "", err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body), err
-	}
+	probe := func(path string) (int, string, error) { return getText(client, "http://"+probes+path) }
 	eventually(t, 60*time.Second, "the probes answer while the store waits for the migration", func() error {
 		if code, body, err := probe("/healthz"); err != nil || code != http.StatusOK {
 			return fmt.Errorf("/healthz: %d %q %v", code, body, err)
